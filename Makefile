@@ -1,0 +1,29 @@
+# Two commands for a newcomer: `make demo` runs a stage agent offline, `make test` runs every test.
+# Each creates .venv and installs the course into it on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAGE ?= s01
+TASK ?= List the files and write their count and names to report.txt
+
+.PHONY: demo test docs install clean
+
+install: $(BIN)/.installed
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(BIN)/.installed
+	$(BIN)/python $(STAGE)/agent.py "$(TASK)"
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest
+
+docs: $(BIN)/.installed
+	$(BIN)/python -m mkdocs serve
+
+clean:
+	rm -rf $(VENV) site .pytest_cache

@@ -1,0 +1,21 @@
+"""The course's support package: everything around the agent that the learner does not build.
+
+* ``make_client`` / ``resolve_model``: the client factory and the one place model ids are decided;
+* ``offline``: the in-process offline model behind the real SDK;
+* ``prepare_workspace``: the sample project, copied fresh per run;
+* ``TracePrinter`` and ``stage_main``: the command line every stage shares.
+"""
+
+from .cli import as_dict, stage_main, summary
+from .client import make_client
+from .guard import Runaway, capped
+from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
+from .offline import Faults
+from .trace import TracePrinter, shorten
+from .workspace import SAMPLE, prepare_workspace, snapshot
+
+__all__ = [
+    "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter", "as_dict", "capped",
+    "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "snapshot",
+    "stage_main", "summary",
+]

@@ -1,0 +1,31 @@
+"""The one place where model ids are decided.
+
+Retired, hard-coded model ids are the most common complaint about agent courses, so no stage
+names a model: they all ask ``resolve_model``.
+"""
+
+from __future__ import annotations
+
+import os
+
+OFFLINE = "offline"
+# The current Claude model used when an API key is set and no model is named.
+# Claude model ids: https://platform.claude.com/docs/en/about-claude/models/model-ids-and-versions
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-5"
+
+
+class CourseError(Exception):
+    """A problem the user can fix, said in one line (the command line prints it, no traceback)."""
+
+
+def is_offline(model_id: str) -> bool:
+    return model_id.startswith(OFFLINE)
+
+
+def resolve_model(model_id: str | None = None) -> str:
+    """The argument, else $MODEL_ID, else `offline` without an API key and Claude with one."""
+    if model_id:
+        return model_id
+    if os.environ.get("MODEL_ID"):
+        return os.environ["MODEL_ID"]
+    return DEFAULT_CLAUDE_MODEL if os.environ.get("ANTHROPIC_API_KEY") else OFFLINE

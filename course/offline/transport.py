@@ -1,0 +1,144 @@
+"""The offline model: an in-process Messages API behind the real SDK.
+
+``make_client`` builds ``anthropic.Anthropic(http_client=httpx2.Client(transport=...))`` with the
+transport below, so stage code calls ``client.messages.create`` unchanged and gets real SDK types
+back (``Message``, ``ToolUseBlock``, ``BadRequestError``...). Requests are JSON in, JSON out, like
+the wire protocol; nothing about a stage is known here.
+
+What it does, in the order the real API does it:
+1. optionally injects a transient fault (429, 529, 500, or a dropped connection), for reliability
+   work; the SDK's own retries (2 by default) then apply;
+2. validates the request (``validation.py``) and answers a violation with the real 400;
+3. estimates the prompt (``tokens.py``) and refuses one larger than the context window with the
+   real "prompt is too long" 400;
+4. asks the behaviour named by the model id for a reply (a pure function of the request);
+5. honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
+   "max_tokens"``; a tool_use that did not fit is returned with the input it had so far (none),
+   as a cut real reply would be unusable too;
+6. reports ``usage`` from the same estimate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+
+import httpx2
+
+from . import tokens
+from .behaviours import behaviour_for, UnknownBehaviour
+from .conversation import read_request
+from .validation import ApiError, validate_request
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+@dataclass
+class Faults:
+    """Transient faults injected before a request reaches the model."""
+
+    rate: float = 0.0
+    seed: int = 0
+    kinds: tuple[str, ...] = ("rate_limit", "overloaded", "api_error", "connection")
+
+
+FAULT_RESPONSES = {
+    # status, error type, message: the shapes documented on the API's errors page.
+    "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    "overloaded": (529, "overloaded_error", "Overloaded"),
+    "api_error": (500, "api_error", "Internal server error"),
+}
+
+
+class OfflineTransport(httpx2.MockTransport):
+    def __init__(self, *, context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None):
+        super().__init__(self.handle)
+        self.context_window = context_window
+        self.faults = faults or Faults()
+        self._random = random.Random(self.faults.seed)
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        fault = self._maybe_fault(request)
+        if fault is not None:
+            return fault
+        try:
+            body = json.loads(request.content or b"{}")
+            if request.url.path == "/v1/messages":
+                return httpx2.Response(200, json=self.create(body))
+            if request.url.path == "/v1/messages/count_tokens":
+                return httpx2.Response(200, json=self.count_tokens(body))
+            raise ApiError(404, "not_found_error", f"Not Found: {request.url.path}")
+        except ApiError as error:
+            return httpx2.Response(error.status, json=error.body())
+        except ValueError:
+            return httpx2.Response(400, json=ApiError(400, "invalid_request_error", "The request body is not valid JSON.").body())
+
+    def _maybe_fault(self, request: httpx2.Request):
+        if self.faults.rate <= 0 or self._random.random() >= self.faults.rate:
+            return None
+        kind = self._random.choice(self.faults.kinds)
+        if kind == "connection":
+            raise httpx2.ConnectError("offline model: injected connection failure", request=request)
+        status, error_type, message = FAULT_RESPONSES[kind]
+        # retry-after-ms keeps the SDK's backoff short offline; the real API sends retry-after.
+        return httpx2.Response(status, json=ApiError(status, error_type, message).body(), headers={"retry-after-ms": "1"})
+
+    def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, object]:
+        validate_request(body, needs_max_tokens=needs_max_tokens)
+        if body.get("stream"):
+            raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")
+        try:
+            behaviour = behaviour_for(body["model"])
+        except UnknownBehaviour as error:
+            raise ApiError(404, "not_found_error", f"model: {body['model']} ({error})")
+        input_tokens = tokens.request_tokens(body)
+        if input_tokens > self.context_window:
+            raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum")
+        return input_tokens, behaviour
+
+    def count_tokens(self, body: dict) -> dict:
+        input_tokens, _ = self._check(body, needs_max_tokens=False)
+        return {"input_tokens": input_tokens}
+
+    def create(self, body: dict) -> dict:
+        input_tokens, behaviour = self._check(body, needs_max_tokens=True)
+        reply = behaviour(read_request(body))
+        content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
+        if stop_reason is None:
+            has_tool_use = any(block["type"] == "tool_use" for block in content)
+            stop_reason = reply.stop_reason or ("tool_use" if has_tool_use else "end_turn")
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        for index, block in enumerate(content):
+            if block["type"] == "tool_use":
+                block["id"] = f"toolu_{digest[:20]}{index:02d}"
+        return {
+            "id": f"msg_offline_{digest[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": sum(map(tokens.block_tokens, content))},
+        }
+
+
+def _cut_to(blocks: list[dict], max_tokens: int) -> tuple[list[dict], str | None]:
+    """Keep the blocks that fit in max_tokens; cut the first that does not."""
+    kept, budget = [], max_tokens
+    for block in blocks:
+        cost = tokens.block_tokens(block)
+        if cost <= budget:
+            kept.append(dict(block))
+            budget -= cost
+            continue
+        if block["type"] == "text":
+            cut = block["text"].encode("utf-8")[: budget * 4].decode("utf-8", errors="ignore")
+            if cut:
+                kept.append({"type": "text", "text": cut})
+        elif block["type"] == "tool_use":
+            kept.append({"type": "tool_use", "name": block["name"], "input": {}})
+        return kept, "max_tokens"
+    return kept, None

@@ -1,0 +1,73 @@
+"""The trace printer: what a stage's command line shows while the loop runs.
+
+A stage's loop reports what happens through one optional callback, ``trace(kind, payload)``, so
+the loop itself never prints. The kinds:
+
+* ``"assistant"``: the assistant message just added to the history;
+* ``"tool_results"``: the user message of tool results just added to the history;
+* ``"transition"``: why the loop goes on (from s02);
+* ``"stop"``: why the loop ended, in one line (from s03);
+* ``"note"``: anything else worth a line (pruning, a gate decision...).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+SHOWN_RESULT = 160  # characters of a tool result shown in the trace
+
+
+def shorten(text: str, limit: int = SHOWN_RESULT) -> str:
+    flat = " ⏎ ".join(line.strip() for line in str(text).strip().splitlines() if line.strip())
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(text)} chars)"
+
+
+class TracePrinter:
+    """Prints a readable turn-by-turn trace. Callable, so it can be passed as ``trace=``."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.turn = 0
+        self.names: dict[str, str] = {}
+
+    def line(self, text: str = "") -> None:
+        print(text, file=self.stream, flush=True)
+
+    def __call__(self, kind: str, payload) -> None:
+        getattr(self, f"show_{kind}", self.show_note)(payload)
+
+    def show_assistant(self, message: dict) -> None:
+        self.turn += 1
+        self.line(f"── turn {self.turn} · model")
+        for block in message["content"]:
+            if block["type"] == "text" and block["text"].strip():
+                for text_line in block["text"].strip().splitlines():
+                    self.line(f"   {text_line}")
+            elif block["type"] == "tool_use":
+                self.names[block["id"]] = block["name"]
+                arguments = json.dumps(block["input"], ensure_ascii=False)
+                self.line(f"   → {block['name']}({shorten(arguments, 200)})")
+
+    def show_tool_results(self, message_or_blocks) -> None:
+        blocks = message_or_blocks["content"] if isinstance(message_or_blocks, dict) else message_or_blocks
+        for block in blocks:
+            if block.get("type") != "tool_result":
+                if block.get("type") == "text":
+                    self.line(f"   ✎ note to the model: {shorten(block['text'])}")
+                continue
+            name = self.names.get(block["tool_use_id"], "tool")
+            mark = "✗" if block.get("is_error") else "←"
+            content = block.get("content", "")
+            if isinstance(content, list):
+                content = " ".join(part.get("text", "") for part in content)
+            self.line(f"   {mark} {name}: {shorten(content)}")
+
+    def show_transition(self, reason) -> None:
+        self.line(f"   ↻ continue: {reason}")
+
+    def show_stop(self, explanation) -> None:
+        self.line(f"■ stop: {explanation}")
+
+    def show_note(self, text) -> None:
+        self.line(f"   · {text}")

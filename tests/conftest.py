@@ -1,0 +1,54 @@
+"""Shared test setup: no network, no real credentials, fresh workspaces, stages by name."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+
+import pytest
+
+import course
+
+# Tests marked `live` talk to a real API; everything else must run with the network blocked.
+LIVE_KEY = os.environ.get("ANTHROPIC_API_KEY")
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(sock, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if sock.family == getattr(socket, "AF_UNIX", None) or host in LOOPBACK:
+        return _real_connect(sock, address)  # notebook kernels talk to the test process on loopback
+    raise ConnectionRefusedError(f"tests never reach the network (tried {address!r}); mark the test `live` if it must")
+
+
+def pytest_collection_modifyitems(config, items):
+    skip = pytest.mark.skip(reason="live test: set ANTHROPIC_API_KEY to run it")
+    for item in items:
+        if "live" in item.keywords and not LIVE_KEY:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def offline_environment(request, monkeypatch, tmp_path):
+    """Offline by default: no key, no model override, no base URL, no socket beyond loopback."""
+    if "live" in request.keywords:
+        yield
+        return
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", str(tmp_path / "runs.jsonl"))
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    yield
+
+
+@pytest.fixture
+def workspace():
+    """A fresh copy of the sample workspace."""
+    return course.prepare_workspace()
+
+
+def load_stage(name: str):
+    """A stage's agent module, e.g. load_stage("s01")."""
+    return importlib.import_module(f"{name}.agent")
