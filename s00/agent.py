@@ -146,6 +146,7 @@ TOOL_FUNCTIONS = {
 
 def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
+    # >>> exercise 1: Dispatch a tool call by name
     function = TOOL_FUNCTIONS.get(name)
     if function is None:
         return f"Error: unknown tool {name!r}", True
@@ -153,12 +154,15 @@ def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
         return function(workspace, **arguments), False
     except Exception as error:  # the model gets to read what went wrong; the loop goes on
         return f"Error: {type(error).__name__}: {error}", True
+    # <<< exercise 1
 
 
 def tool_result(workspace: Path, call) -> dict:
     """The tool_result block that answers one tool_use block, matched by its id."""
+    # >>> exercise 2: Answer a tool_use with its tool_result
     text, is_error = run_tool(workspace, call.name, call.input)
     return {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
+    # <<< exercise 2
 # --8<-- [end:dispatcher]
 
 

@@ -181,7 +181,9 @@ def assistant_message(reply) -> dict:
 
 
 def tool_calls(reply) -> list:
+    # >>> exercise 1: Find the tool calls in a reply
     return [block for block in reply.content if block.type == "tool_use"]
+    # <<< exercise 1
 
 
 def text_of(reply) -> str:
@@ -200,6 +202,7 @@ def run(task: str, *, client=None, model: str | None = None, workspace=None, tra
     usage = {"input_tokens": 0, "output_tokens": 0}
     turns = 0
 
+    # >>> exercise 2: Close the loop
     while True:
         reply = ask(client, model, messages)                      # 1. ask
         turns += 1
@@ -212,6 +215,7 @@ def run(task: str, *, client=None, model: str | None = None, workspace=None, tra
         results = [tool_result(workspace, call) for call in calls]  # 4. act, on every call
         messages.append({"role": "user", "content": results})      # 5. write every result back
         trace("tool_results", messages[-1])
+    # <<< exercise 2
 
     return {"stage": STAGE, "model": model, "answer": text_of(reply), "stop_reason": reply.stop_reason,
             "turns": turns, "usage": usage, "workspace": str(workspace), "messages": messages}
