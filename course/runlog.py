@@ -1,0 +1,38 @@
+"""The runs log: one JSON line per run of a stage that records metrics (s03 onwards).
+
+Seed 000 names the three numbers a team needs to improve an agent: how many turns a task took,
+which tool failed how often, and how often runs were cut off. Every run appends them here.
+
+Where: ``$AGENT_COURSE_RUNS_LOG`` if set, else ``runs/runs.jsonl`` under the current folder.
+One line holds: stage, model, task, stop_reason, turns, tool_calls ({tool: count}),
+tool_errors ({tool: count}), usage ({input_tokens, output_tokens}), duration_s, time (UTC, ISO 8601).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+ENVIRONMENT_VARIABLE = "AGENT_COURSE_RUNS_LOG"
+
+
+def log_path() -> Path:
+    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "runs.jsonl")
+
+
+def append(record: dict) -> Path:
+    path = log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = dict(record, time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
+
+
+def read(path: Path | None = None) -> list[dict]:
+    path = path or log_path()
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
