@@ -6,7 +6,7 @@
 * ``TracePrinter`` and ``stage_main``: the command line every stage shares.
 """
 
-from .cli import as_dict, stage_main, summary
+from .cli import as_dict, explain_api_error, stage_main, summary
 from .client import make_client
 from .guard import Runaway, capped
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
@@ -15,7 +15,7 @@ from .trace import TracePrinter, shorten
 from .workspace import SAMPLE, prepare_workspace, snapshot
 
 __all__ = [
-    "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter", "as_dict", "capped",
+    "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter", "as_dict", "capped", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "snapshot",
     "stage_main", "summary",
 ]

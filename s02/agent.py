@@ -1,0 +1,288 @@
+"""Stage s02: LoopState.
+
+What this stage adds: the loop's state in one object (the history, the turn count, why the loop
+goes on, the tokens used), one turn as one function that advances that state and says whether
+to go on, and a result that says why the run ended.
+The failure it fixes: in s01 the state is scattered in local variables, and a finished run
+cannot tell why it stopped. When an API call fails for good, s01 loses everything to an
+exception; s02 ends the run with a reason and keeps the history.
+
+    state = LoopState(messages=[task])
+    while take_turn(state):          take_turn: ask ─► record ─► tool_use? ─► act ─► write back
+        ...                                           │            no │
+                                                      └─ api error ───┴─► stop_reason
+    return RunResult(state)          every continuation records its transition_reason
+
+Run it:  python s02/agent.py "List the files and write their count and names to report.txt"
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anthropic
+
+import course
+
+STAGE = "s02"
+MAX_TOKENS = 1024
+
+# --8<-- [start:tool-table]
+SYSTEM_PROMPT = (
+    "You are an agent working in a small project folder, the workspace. "
+    "Use the tools to look before you answer: never guess what a file contains. "
+    "Before each tool call, say in one sentence why you make it."
+)
+
+# The descriptions are written for the model, not for a colleague: when to use the tool,
+# the form of its arguments, and what comes back.
+TOOLS = [
+    {
+        "name": "list_files",
+        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                       "Use it to find out which files exist before reading them.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
+            "required": [],
+        },
+    },
+    {
+        "name": "read_file",
+        "description": "Read one UTF-8 text file of the workspace and return its whole content.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}},
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "write_file",
+        "description": "Create or overwrite one text file in the workspace with the given content.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+                "content": {"type": "string", "description": "The complete new content of the file"},
+            },
+            "required": ["path", "content"],
+        },
+    },
+    {
+        "name": "search_files",
+        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                       "Returns the matching paths, one a line, or '(no matches)'.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "calculate",
+        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
+                       "Use it instead of doing arithmetic in your head.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
+            "required": ["expression"],
+        },
+    },
+]
+# --8<-- [end:tool-table]
+
+
+# --8<-- [start:tools]
+# Every tool takes the workspace first, then the arguments the model sent, and returns text.
+def list_files(workspace: Path, path: str = ".") -> str:
+    folder = workspace / path
+    return "\n".join(entry.name + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
+
+
+def read_file(workspace: Path, path: str) -> str:
+    return (workspace / path).read_text(encoding="utf-8")
+
+
+def write_file(workspace: Path, path: str, content: str) -> str:
+    target = workspace / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    return f"wrote {len(content)} characters to {path}"
+
+
+def search_files(workspace: Path, text: str) -> str:
+    matches = [str(file.relative_to(workspace)) for file in sorted(workspace.rglob("*"))
+               if file.is_file() and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
+    return "\n".join(matches) or "(no matches)"
+
+
+# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
+OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+             ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def calculate(workspace: Path, expression: str) -> str:
+    def evaluate(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            return OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
+            return OPERATORS[type(node.op)](evaluate(node.operand))
+        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
+
+    return str(evaluate(ast.parse(expression, mode="eval").body))
+# --8<-- [end:tools]
+
+
+# --8<-- [start:dispatcher]
+TOOL_FUNCTIONS = {
+    "list_files": list_files,
+    "read_file": read_file,
+    "write_file": write_file,
+    "search_files": search_files,
+    "calculate": calculate,
+}
+
+
+def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
+    """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
+    function = TOOL_FUNCTIONS.get(name)
+    if function is None:
+        return f"Error: unknown tool {name!r}", True
+    try:
+        return function(workspace, **arguments), False
+    except Exception as error:  # the model gets to read what went wrong; the loop goes on
+        return f"Error: {type(error).__name__}: {error}", True
+
+
+def tool_result(workspace: Path, call) -> dict:
+    """The tool_result block that answers one tool_use block, matched by its id."""
+    text, is_error = run_tool(workspace, call.name, call.input)
+    return {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
+# --8<-- [end:dispatcher]
+
+
+# --8<-- [start:ask]
+def ask(client, model: str, messages: list) -> object:
+    """One model call: the whole history and the tool table go out, one reply comes back."""
+    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+                                  tools=TOOLS, messages=messages)
+
+
+def assistant_message(reply) -> dict:
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
+
+
+def tool_calls(reply) -> list:
+    return [block for block in reply.content if block.type == "tool_use"]
+
+
+def text_of(reply) -> str:
+    return "".join(block.text for block in reply.content if block.type == "text")
+# --8<-- [end:ask]
+
+
+# --8<-- [start:state]
+# Why the loop goes on, and why it ended: named values, not strings to parse.
+Transition = Literal["tool_results_written"]
+StopReason = Literal["end_turn", "max_tokens", "refusal", "stop_sequence", "api_error"]
+
+
+@dataclass
+class LoopState:
+    """Everything the loop knows, in one place. The model remembers nothing: this is the memory."""
+
+    messages: list
+    turn_count: int = 0
+    transition_reason: Transition | None = None
+    transitions: list[Transition] = field(default_factory=list)
+    usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+    stop_reason: StopReason | None = None
+    answer: str = ""
+
+
+@dataclass
+class RunResult:
+    stage: str
+    model: str
+    answer: str
+    stop_reason: StopReason
+    turns: int
+    usage: dict
+    workspace: str
+    messages: list
+    transitions: list[Transition]
+# --8<-- [end:state]
+
+
+# --8<-- [start:turn]
+def take_turn(state: LoopState, client, model: str, workspace: Path, trace) -> bool:
+    """One turn: ask, record, act, write back. Returns whether the loop goes on."""
+    try:
+        reply = ask(client, model, state.messages)                    # 1. ask
+    except anthropic.APIError as error:  # retries are spent: end the run, keep the history
+        return stop(state, "api_error", f"stopped: {course.explain_api_error(error)}", trace)
+    state.turn_count += 1
+    add_usage(state.usage, reply.usage)
+    state.messages.append(assistant_message(reply))                   # 2. record the reply
+    trace("assistant", state.messages[-1])
+    calls = tool_calls(reply)                                         # 3. does it ask for tools?
+    if not calls:
+        return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
+    results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
+    state.messages.append({"role": "user", "content": results})      # 5. write every result back
+    trace("tool_results", state.messages[-1])
+    # >>> exercise 1: Record why the loop goes on
+    state.transition_reason = "tool_results_written"
+    state.transitions.append(state.transition_reason)
+    trace("transition", state.transition_reason)
+    return True
+    # <<< exercise 1
+
+
+def stop(state: LoopState, reason: StopReason, answer: str, trace) -> bool:
+    state.stop_reason, state.answer = reason, answer
+    trace("stop", reason)
+    return False
+
+
+def add_usage(total: dict, usage) -> None:
+    total["input_tokens"] += usage.input_tokens
+    total["output_tokens"] += usage.output_tokens
+# --8<-- [end:turn]
+
+
+# --8<-- [start:run]
+def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None) -> RunResult:
+    """Take turns until one says stop; the result says why."""
+    model = course.resolve_model(model)
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace)
+    trace = trace or (lambda kind, payload: None)
+    state = LoopState(messages=[{"role": "user", "content": task}])
+
+    # >>> exercise 2: Take turns until one says stop
+    while take_turn(state, client, model, workspace, trace):
+        pass
+    # <<< exercise 2
+
+    return RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
+                     turns=state.turn_count, usage=state.usage, workspace=str(workspace),
+                     messages=state.messages, transitions=state.transitions)
+# --8<-- [end:run]
+
+
+def main(argv=None) -> int:
+    return course.stage_main(STAGE, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
