@@ -8,6 +8,7 @@
 
 from .cli import as_dict, explain_api_error, stage_main, summary
 from .client import make_client
+from . import runlog
 from .guard import Runaway, capped
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
 from .offline import Faults

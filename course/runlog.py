@@ -22,8 +22,8 @@ def log_path() -> Path:
     return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "runs.jsonl")
 
 
-def append(record: dict) -> Path:
-    path = log_path()
+def append(record: dict, path: str | Path | None = None) -> Path:
+    path = Path(path) if path else log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dict(record, time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     with path.open("a", encoding="utf-8") as log:
