@@ -10,13 +10,15 @@ from .cli import as_dict, explain_api_error, stage_main, summary
 from .client import make_client
 from . import runlog
 from .guard import Runaway, capped
+from .schema import argument_errors, describe_parameters
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
 from .offline import Faults
 from .trace import TracePrinter, shorten
 from .workspace import SAMPLE, prepare_workspace, snapshot
 
 __all__ = [
-    "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter", "as_dict", "capped", "explain_api_error",
+    "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
+    "argument_errors", "as_dict", "capped", "describe_parameters", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "snapshot",
     "stage_main", "summary",
 ]

@@ -98,10 +98,27 @@ def read_request(body: dict) -> Conversation:
             for block in blocks:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") in pending:
                     call = pending.pop(block["tool_use_id"])
-                    call.result = _text_of(block.get("content", ""))
-                    call.is_error = bool(block.get("is_error"))
+                    call.result, failed = read_result(_text_of(block.get("content", "")))
+                    call.is_error = bool(block.get("is_error")) or failed
     conversation.last_user_text = _text_of(messages[-1]["content"]) if messages[-1]["role"] == "user" else ""
     return conversation
+
+
+def read_result(text: str) -> tuple[str, bool]:
+    """A tool result as a model reads it: (what it says, whether it reports a failure).
+
+    A structured result, ``{"ok": true, "output": ...}`` (stage s04 on), is read as its output;
+    ``{"ok": false, ...}`` stays whole, since its message and hint are what a model acts on.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text, False
+    if isinstance(value, dict) and "ok" in value:
+        if value["ok"]:
+            return str(value.get("output", "")), False
+        return text, True
+    return text, False
 
 
 def parse_listing(text: str) -> list[str]:

@@ -162,10 +162,21 @@ def summarise(c: Conversation, paths: list[str]) -> Reply:
         for path in unread:
             reply.call("read_file", path=path)
         return reply
-    return Reply().text("\n".join(_summary(c, path, read[path]) for path in paths))
+    return Reply().text("\n".join(_summary(c, path, _after_recovery(c, read[path])) for path in paths))
+
+
+def _after_recovery(c: Conversation, call: Call) -> Call:
+    """A failed read that was retried under the name its error suggested counts as that retry."""
+    hint = HINT.search(call.result or "") if call.failed else None
+    if hint:
+        for retry in c.results_of(call.name):
+            if retry.input.get("path") == hint.group(1) and not retry.failed:
+                return retry
+    return call
 
 
 def _summary(c: Conversation, path: str, call: Call) -> str:
+    path = call.input.get("path", path)
     if call.failed:
         return c.say(f"{path}: could not be read ({call.result.strip().splitlines()[0]}).",
                      f"{path}: 読めませんでした（{call.result.strip().splitlines()[0]}）。")
