@@ -155,8 +155,8 @@ def summarise(c: Conversation, paths: list[str]) -> Reply:
         if "read_file" not in c.tools:
             return missing_tool(c, "read_file")
         reply = Reply().text(c.say(
-            f"I'll read {' and '.join(unread)} to summarise {'them' if len(unread) > 1 else 'it'}; "
-            "the files are independent, so I read them at once.",
+            f"I'll read {' and '.join(unread)} to summarise {'them' if len(unread) > 1 else 'it'}"
+            + ("; the files are independent, so I read them at once." if len(unread) > 1 else "."),
             f"要約するために {'、'.join(unread)} を読みます。",
         ))
         for path in unread:
