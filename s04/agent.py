@@ -401,7 +401,6 @@ CUT_OR_REFUSED = {
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
     """The turn limit and the token budget, checked before each call: the next call is the cost."""
-    # >>> exercise 1: Stop before a limit is passed
     if state.turn_count >= limits.max_turns:
         return "max_turns", (f"turn limit: {state.turn_count} turns taken, the limit is {limits.max_turns}; "
                              "raise max_turns if the task needs more")
@@ -410,12 +409,10 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
         return "token_budget", (f"token budget: {used} tokens used, the budget is {limits.token_budget}; "
                                 "raise token_budget if the task is worth more")
     return None
-    # <<< exercise 1
 
 
 def no_progress(messages: list, limits: Limits) -> str | None:
     """The same call again and again, or failure after failure: read off the history itself."""
-    # >>> exercise 2: Detect no progress
     calls = [(block["name"], json.dumps(block["input"], sort_keys=True))
              for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"]
@@ -428,7 +425,6 @@ def no_progress(messages: list, limits: Limits) -> str | None:
     if len(recent) == limits.max_consecutive_errors and all(recent):
         return f"no progress: the last {limits.max_consecutive_errors} tool calls failed"
     return None
-    # <<< exercise 2
 
 
 def answer_without_running(state: LoopState, calls: list, why: str) -> None:
