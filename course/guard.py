@@ -2,7 +2,8 @@
 
 s01 has no stop condition by design, so a test that drives it with a looping model needs a way
 to end the run that is not the stage's own. ``capped(client, 50)`` behaves like the client until
-its 51st ``messages.create`` call, which raises ``Runaway``.
+its 51st ``messages.create`` call, which raises ``Runaway``. It also keeps every reply's
+``usage`` in ``.usages``, so a benchmark or a notebook can see the tokens of each call.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ class _CappedMessages:
         self._messages = messages
         self.cap = cap
         self.calls = 0
+        self.usages = []
 
     def create(self, **request):
         if self.calls >= self.cap:
             raise Runaway(self.cap)
         self.calls += 1
-        return self._messages.create(**request)
+        reply = self._messages.create(**request)
+        self.usages.append(reply.usage)
+        return reply
 
     def __getattr__(self, name):  # count_tokens and the rest pass through
         return getattr(self._messages, name)
@@ -40,6 +44,11 @@ class CappedClient:
     @property
     def calls(self) -> int:
         return self.messages.calls
+
+    @property
+    def usages(self) -> list:
+        """The usage of every reply so far, in order."""
+        return self.messages.usages
 
     def __getattr__(self, name):
         return getattr(self._client, name)
