@@ -19,6 +19,10 @@ Task families (English or Japanese; it answers in the task's language):
 3. list the files and write their count and names to ``report.txt`` (seed 001's task);
 4. read ``sample.txt`` (or a named file) and compute the total price (seed 004's task);
 5. find which files mention a word.
+
+It also writes the summary a pruning harness asks for ("Summarise the work so far ...
+Transcript: ..."): it keeps what the model said (its notes, where a careful model records its
+findings) and counts the calls made, and drops the tool results, which can be fetched again.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ HINT = re.compile(r"(?:nearest|did you mean|closest|similar)[^:\n]*:\s*['\"`]?([
 
 def classify(task: str) -> tuple[str, dict] | None:
     low = task.lower()
+    if low.startswith("summarise the work so far") or low.startswith("summarize the work so far"):
+        return "work_summary", {}
     files = [name for name in FILE_NAME.findall(task)]
     if "report.txt" in low and any(w in low for w in ("write", "save", "create", "書", "保存", "作")):
         return "report", {}
@@ -278,7 +284,24 @@ def find_word(c: Conversation, word: str) -> Reply:
     ))
 
 
+def summarise_work(c: Conversation) -> Reply:
+    _, _, transcript = c.task.partition("Transcript:")
+    lines = [line.strip() for line in transcript.splitlines() if line.strip()]
+    counts: dict[str, int] = {}
+    for earlier in re.findall(r"([\w-]+) ×(\d+)", " ".join(l for l in lines if l.startswith("Calls made:"))):
+        counts[earlier[0]] = counts.get(earlier[0], 0) + int(earlier[1])  # from an earlier summary
+    for line in lines:
+        if line.startswith("called "):
+            name = line.split()[1]
+            counts[name] = counts.get(name, 0) + 1
+    notes = [line[2:] for line in lines if line.startswith("- ")]  # an earlier summary's notes
+    notes += [line.split(":", 1)[1].strip() for line in lines if line.startswith("assistant:")]
+    counted = ", ".join(f"{name} ×{count}" for name, count in counts.items()) or "none"
+    return Reply().text("\n".join([f"Calls made: {counted}.", "Notes:"] + [f"- {note}" for note in notes]))
+
+
 FAMILIES = {
+    "work_summary": summarise_work,
     "list": list_workspace,
     "summarise": summarise,
     "report": write_report,
