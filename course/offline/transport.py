@@ -121,7 +121,10 @@ class OfflineTransport(httpx2.MockTransport):
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": sum(map(tokens.block_tokens, content))},
+            # A cut reply used its whole budget: the estimate of a cut tool_use (its name and "{}") can
+            # exceed what was left, but the API never reports more output than max_tokens.
+            "usage": {"input_tokens": input_tokens,
+                      "output_tokens": min(sum(map(tokens.block_tokens, content)), body["max_tokens"])},
         }
 
 
