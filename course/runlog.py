@@ -16,10 +16,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_RUNS_LOG"
+AUDIT_VARIABLE = "AGENT_COURSE_AUDIT_LOG"  # s06's gate decisions: runs/audit.jsonl unless set
 
 
 def log_path() -> Path:
     return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "runs.jsonl")
+
+
+def audit_path() -> Path:
+    return Path(os.environ.get(AUDIT_VARIABLE) or Path("runs") / "audit.jsonl")
 
 
 def append(record: dict, path: str | Path | None = None) -> Path:

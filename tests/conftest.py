@@ -39,6 +39,7 @@ def offline_environment(request, monkeypatch, tmp_path):
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", str(tmp_path / "runs.jsonl"))
+    monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     yield
 
@@ -50,5 +51,9 @@ def workspace():
 
 
 def load_stage(name: str):
-    """A stage's agent module, e.g. load_stage("s01")."""
-    return importlib.import_module(f"{name}.agent")
+    """A stage's agent module, e.g. load_stage("s01"); a student's copy of it instead while
+    `python -m course check` grades one (it names the copy in AGENT_COURSE_STUDENT_STAGE)."""
+    from course.exercises import import_student_copy
+
+    student_copy = import_student_copy(name)
+    return student_copy if student_copy is not None else importlib.import_module(f"{name}.agent")

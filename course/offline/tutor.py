@@ -200,7 +200,8 @@ def write_report(c: Conversation) -> Reply:
     listed = [call for call in c.results_of("list_files") if not call.failed]
     if not listed:
         return list_workspace(c)
-    names = [name for name in parse_listing(listed[-1].result) if name != "report.txt"]
+    # The report is about files: folders (listed with a trailing "/") and the report itself are left out.
+    names = [name for name in parse_listing(listed[-1].result) if name != "report.txt" and not name.endswith("/")]
     written = [call for call in c.results_of("write_file") if call.input.get("path") == "report.txt" and not call.failed]
     if written:
         return Reply().text(c.say(

@@ -1,0 +1,897 @@
+"""Stage s06: permission gates.
+
+What this stage adds: the harness, not the model, decides what may run. Every tool has a risk
+class (read, write, destructive, execute). Rules (deny, ask, allow; a tool name and a pattern on
+its arguments: a path glob or a command prefix) are checked deny first, then ask, then allow;
+the first match wins, else the risk class's default applies. A compound command is checked part
+by part. "Ask" means a person decides; with no terminal, ask means deny. A denial goes back to
+the model as an is_error result that says why and what to do instead. Every file tool goes
+through a path sandbox; the command tool has a timeout, an output cap, the workspace as its
+folder and an environment without secrets; the calculator is bounded. Each decision is audited.
+The failure it fixes: irreversible actions decided by the model. A system prompt that says "do
+not delete" is not a defence (seed 000): the model cannot judge whether a call is allowed.
+
+    act:  call ─► valid? ─► gate: deny? ─► ask? ─► allow? ─► default for its risk class
+                              │ deny      │ ask: a person (no terminal: deny)
+                              ▼           ▼
+                        is_error "not run: why; instead ..."      ─► audit log, one line each
+                  ─► allowed: sandboxed tool ─► result
+
+Run it:  python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import fnmatch
+import json
+import math
+import operator
+import os
+import re
+import resource
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anthropic
+
+import course
+
+STAGE = "s06"
+MAX_TOKENS = 1024
+MAX_RESULT_CHARS = 4000  # longer tool output is cut: it would ride along in every later request
+KEEP_RESULTS = 3          # the latest tool results stay whole; older ones are masked
+SUMMARY_THRESHOLD = 30_000  # estimated prompt tokens above which older turns are summarised
+KEEP_TURNS = 4            # the latest turns that a summary leaves whole
+SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
+COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
+COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept (and the most it may write to a file)
+MAX_DIGITS = 1000             # the calculator refuses numbers longer than this
+
+# --8<-- [start:tool-table]
+SYSTEM_PROMPT = (
+    "You are an agent working in a small project folder, the workspace. "
+    "Use the tools to look before you answer: never guess what a file contains. "
+    "Before each tool call, say in one sentence why you make it."
+)
+
+# The descriptions are written for the model, not for a colleague: when to use the tool,
+# the form of its arguments, and what comes back.
+TOOLS = [
+    {
+        "name": "list_files",
+        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                       "Use it to find out which files exist before reading them.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
+            "required": [],
+        },
+    },
+    {
+        "name": "read_file",
+        "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
+                       "saying which offset to pass to read on.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
+                "offset": {"type": "integer", "description": "Character to start from (default 0)"},
+            },
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "write_file",
+        "description": "Create or overwrite one text file in the workspace with the given content.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+                "content": {"type": "string", "description": "The complete new content of the file"},
+            },
+            "required": ["path", "content"],
+        },
+    },
+    {
+        "name": "search_files",
+        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                       "Returns the matching paths, one a line, or '(no matches)'.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
+            "required": ["text"],
+        },
+    },
+    {
+        "name": "delete_file",
+        "description": "Delete one file of the workspace. Irreversible: a person may have to approve it.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "File relative to the workspace"}},
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "move_file",
+        "description": "Move or rename one file inside the workspace. It replaces an existing destination.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "source": {"type": "string", "description": "File relative to the workspace"},
+                "destination": {"type": "string", "description": "New path relative to the workspace"},
+            },
+            "required": ["source", "destination"],
+        },
+    },
+    {
+        "name": "run_command",
+        "description": "Run a shell command in the workspace folder and return its exit code and output. "
+                       f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Commands "
+                       "are checked against the harness's rules, part by part; some need a person's approval.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l *.md'"}},
+            "required": ["command"],
+        },
+    },
+    {
+        "name": "calculate",
+        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
+                       "Use it instead of doing arithmetic in your head.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
+            "required": ["expression"],
+        },
+    },
+]
+# --8<-- [end:tool-table]
+
+
+# --8<-- [start:tools]
+class ToolError(Exception):
+    """A failure the model can act on: what kind, what happened, and what to do next."""
+
+    def __init__(self, kind: str, message: str, hint: str):
+        super().__init__(message)
+        self.kind, self.message, self.hint = kind, message, hint
+
+
+def inside(workspace: Path, path: str) -> Path:
+    """The path, resolved (symbolic links and '..' included), if it stays inside the workspace.
+
+    Compared by path components, never as strings: '/work/ws-evil' starts with '/work/ws' as a
+    string but is not inside it (the prefix bug behind CVE-2025-54794 and CVE-2025-53110).
+    """
+    # >>> exercise 1: Keep every path inside the workspace
+    hint = "use a path relative to the workspace, without '..', a leading '/' or links that lead out"
+    if "\x00" in path:
+        raise ToolError("outside_workspace", "the path contains a NUL byte", hint)
+    if Path(path).is_absolute():
+        raise ToolError("outside_workspace", f"{path!r} is an absolute path", hint)
+    resolved = (workspace / path).resolve()
+    if not resolved.is_relative_to(workspace.resolve()):
+        raise ToolError("outside_workspace", f"{path!r} leads outside the workspace", hint)
+    return resolved
+    # <<< exercise 1
+
+
+def existing(workspace: Path, path: str) -> Path:
+    """The path inside the workspace, or a not_found error naming the nearest existing names."""
+    target = inside(workspace, path)
+    if target.exists():
+        return target
+    names = [str(p.relative_to(workspace)) for p in workspace.rglob("*")]
+    nearest = difflib.get_close_matches(path, names, n=3, cutoff=0.5)
+    hint = f"nearest existing names: {', '.join(nearest)}" if nearest else "no similar name; call list_files to see what exists"
+    raise ToolError("not_found", f"path {path!r} does not exist", hint)
+
+
+# Every tool takes the workspace first, then the arguments the model sent, and returns text.
+def list_files(workspace: Path, path: str = ".") -> str:
+    folder = existing(workspace, path)
+    if not folder.is_dir():
+        raise ToolError("not_a_folder", f"{path!r} is a file, not a folder", f"call read_file with path {path!r}")
+    return "\n".join(entry.name + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
+
+
+def read_file(workspace: Path, path: str, offset: int = 0) -> str:
+    file = existing(workspace, path)
+    if file.is_dir():
+        raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ToolError("not_text", f"{path!r} is not UTF-8 text ({file.stat().st_size} bytes, binary?)",
+                        "only text files can be read; pick another file") from None
+    return text[offset:] if offset else text
+
+
+def write_file(workspace: Path, path: str, content: str) -> str:
+    target = inside(workspace, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    return f"wrote {len(content)} characters to {path}"
+
+
+def search_files(workspace: Path, text: str) -> str:
+    root = workspace.resolve()
+    matches = [str(file.relative_to(workspace)) for file in sorted(workspace.rglob("*"))
+               if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
+               and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
+    return "\n".join(matches) or "(no matches)"
+
+
+def delete_file(workspace: Path, path: str) -> str:
+    file = existing(workspace, path)
+    if not file.is_file():
+        raise ToolError("not_a_file", f"{path!r} is not a file", "delete_file removes single files only")
+    file.unlink()
+    return f"deleted {path}"
+
+
+def move_file(workspace: Path, source: str, destination: str) -> str:
+    origin, target = existing(workspace, source), inside(workspace, destination)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    origin.replace(target)
+    return f"moved {source} to {destination}"
+
+
+def run_command(workspace: Path, command: str) -> str:
+    """Run a command in the workspace: bounded in time and output, with no secrets in its environment."""
+    environment = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
+    environment["HOME"] = str(workspace)  # and nothing else: no API key, no token, no credentials
+
+    def limit_file_size():  # a runaway writer is stopped by the kernel, not by our patience
+        resource.setrlimit(resource.RLIMIT_FSIZE, (COMMAND_OUTPUT_CAP * 50, COMMAND_OUTPUT_CAP * 50))
+
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=environment, stdin=subprocess.DEVNULL,
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=limit_file_size)
+        try:
+            code = process.wait(timeout=COMMAND_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the whole group: children of the shell too
+            process.wait()
+            raise ToolError("timeout", f"the command ran longer than {COMMAND_TIMEOUT_S} s and was killed",
+                            "run something quicker, or on fewer files") from None
+        output.seek(0)
+        text = output.read(COMMAND_OUTPUT_CAP).decode("utf-8", errors="replace")
+    return f"exit code {code}\n{text}"
+
+
+# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
+OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+             ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def calculate(workspace: Path, expression: str) -> str:
+    if len(expression) > 200:
+        raise ToolError("too_long", "the expression is longer than 200 characters", "split the calculation")
+
+    def evaluate(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            left, right = evaluate(node.left), evaluate(node.right)
+            refuse_huge(type(node.op), left, right)  # before computing, not after: 9**9**9 never starts
+            return OPERATORS[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
+            return OPERATORS[type(node.op)](evaluate(node.operand))
+        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
+
+    return str(evaluate(ast.parse(expression, mode="eval").body))
+
+
+def digits(number) -> float:
+    """Decimal digits of an integer (floats cannot grow without bound: they overflow to an error)."""
+    return math.log10(abs(number)) + 1 if isinstance(number, int) and number else 0
+
+
+def refuse_huge(operation, left, right) -> None:
+    """Refuse an operation whose result would have more than MAX_DIGITS digits."""
+    if operation is ast.Pow and isinstance(right, int) and abs(left) > 1:
+        size = right * math.log10(abs(left)) + 1
+    elif operation is ast.Mult:
+        size = digits(left) + digits(right)
+    else:
+        return
+    if size > MAX_DIGITS:
+        raise ToolError("too_large", f"the result would have about {int(size)} digits (limit {MAX_DIGITS})",
+                        "use smaller numbers")
+# --8<-- [end:tools]
+
+
+# --8<-- [start:dispatcher]
+TOOL_FUNCTIONS = {
+    "list_files": list_files,
+    "read_file": read_file,
+    "write_file": write_file,
+    "search_files": search_files,
+    "delete_file": delete_file,
+    "move_file": move_file,
+    "run_command": run_command,
+    "calculate": calculate,
+}
+SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
+
+
+def run_tool(workspace: Path, name: str, arguments, gate: "Gate") -> tuple[str, bool]:
+    """Run one tool call. Returns (structured text for the model, is_error); a failure never escapes."""
+    try:
+        output = call_tool(workspace, name, arguments, gate)
+    except ToolError as error:
+        return failure(error.kind, error.message, error.hint), True
+    except Exception as error:  # unforeseen: still one line for the model, never a stack trace
+        return failure("tool_failed", f"{name} failed: {type(error).__name__}: {error}",
+                       "check the arguments, or reach the goal another way"), True
+    return json.dumps({"ok": True, "output": cut_to_fit(output, name, arguments)}, ensure_ascii=False), False
+
+
+def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
+    """Check the name, then the arguments, then the gate, and only then run the tool."""
+    if name not in TOOL_FUNCTIONS:
+        closest = difflib.get_close_matches(name, TOOL_FUNCTIONS, n=1, cutoff=0) or ["list_files"]
+        raise ToolError("unknown_tool", f"there is no tool named {name!r}",
+                        f"the tools are {', '.join(TOOL_FUNCTIONS)}; the closest is {closest[0]}")
+    problems = course.argument_errors(SCHEMAS[name], arguments)
+    if problems:
+        raise ToolError("invalid_arguments", f"{name}: {'; '.join(problems)}",
+                        f"{name} takes {course.describe_parameters(SCHEMAS[name])}")
+    gate.check(workspace, name, arguments)  # raises ToolError("denied", ...) unless allowed
+    return TOOL_FUNCTIONS[name](workspace, **arguments)
+
+
+def failure(kind: str, message: str, hint: str) -> str:
+    return json.dumps({"ok": False, "error": kind, "message": message, "hint": hint}, ensure_ascii=False)
+
+
+def cut_to_fit(output: str, name: str, arguments: dict) -> str:
+    """Keep a result small enough for the history, and say how to see the rest."""
+    if len(output) <= MAX_RESULT_CHARS:
+        return output
+    if name == "read_file":
+        how = f"call read_file with offset={arguments.get('offset', 0) + MAX_RESULT_CHARS} to read on"
+    else:
+        how = "ask for less: a narrower path or a more specific search"
+    return (output[:MAX_RESULT_CHARS]
+            + f"\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]")
+
+
+def tool_result(workspace: Path, call, gate: "Gate") -> dict:
+    """The tool_result block that answers one tool_use block, matched by its id."""
+    text, is_error = run_tool(workspace, call.name, call.input, gate)
+    return {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
+
+
+def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
+    """Tool calls a model wrote as JSON in its text (seed 001, measured on local models): alone on a
+    line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that exists,
+    with arguments that validate, counts: a JSON example in an answer must not run anything."""
+    calls, decoder, position = [], json.JSONDecoder(), text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            name = value.get("name")
+            arguments = value.get("arguments", value.get("input", value.get("parameters")))
+            if name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
+                calls.append((name, arguments))
+        position = text.find("{", end)
+    return calls
+
+
+def text_calls_message(workspace: Path, calls: list[tuple[str, dict]], gate: "Gate") -> dict:
+    """Run calls found in text (through the same gate); report each result, then how to call tools."""
+    blocks = []
+    for name, arguments in calls:
+        output, _ = run_tool(workspace, name, arguments, gate)
+        blocks.append({"type": "text", "text": f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} "
+                                               f"(written as text in your reply):\n{output}"})
+    blocks.append({"type": "text", "text": "You wrote tool calls as JSON text; I ran them this time. Call tools "
+                                           "through the tool interface (tool_use blocks), not in your text."})
+    return {"role": "user", "content": blocks}
+# --8<-- [end:dispatcher]
+
+
+# --8<-- [start:gate]
+Decision = Literal["allow", "ask", "deny"]
+SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+
+RISK = {"list_files": "read", "read_file": "read", "search_files": "read", "calculate": "read",
+        "write_file": "write", "move_file": "destructive", "delete_file": "destructive", "run_command": "execute"}
+DEFAULT_DECISION = {"read": "allow", "write": "allow", "destructive": "ask", "execute": "ask"}
+INSTEAD = {  # what a denied model may do instead, by risk class
+    "write": "write a new file inside the workspace instead",
+    "destructive": "leave the file as it is (or tell the user it should go) and carry on with the rest of the task",
+    "execute": "use the file tools (list_files, read_file, search_files) or a command the rules allow "
+               "(ls, cat, wc, grep, head, tail, echo, pwd)",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    decision: Decision
+    tool: str            # a tool name, or a glob such as "*"
+    pattern: str = "*"   # a path glob for file tools; a command prefix for run_command
+
+    def matches(self, tool: str, subject: str) -> bool:
+        if not fnmatch.fnmatchcase(tool, self.tool):
+            return False
+        if tool == "run_command" and self.pattern != "*":
+            prefix = shlex.split(self.pattern)
+            return shlex.split(subject)[:len(prefix)] == prefix
+        return fnmatch.fnmatchcase(subject, self.pattern)
+
+    def __str__(self) -> str:
+        return f"{self.decision} {self.tool} {self.pattern}"
+
+
+RULES = [
+    *(Rule("deny", "run_command", prefix) for prefix in
+      ("rm", "sudo", "su", "curl", "wget", "dd", "mkfs", "chmod", "chown", "kill", "git push", "shutdown")),
+    Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),
+    *(Rule("allow", "run_command", prefix) for prefix in
+      ("ls", "cat", "wc", "grep", "head", "tail", "echo", "pwd", "sort", "uniq", "date")),
+]
+
+
+def command_parts(command: str) -> list[str]:
+    """Every simple command inside a compound one: split on ; && || | & and newlines, and opened up
+    through $(...), backticks, bash -c / sh -c and eval. An allowed prefix must not approve what
+    follows it: "ls && rm -rf ." is two commands, and rm decides."""
+    # >>> exercise 2: Split a compound command into the commands it runs
+    parts = []
+    for inner in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", command):
+        parts += command_parts(inner[0] or inner[1])
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words: list[str] = []
+    for token in list(lexer) + [";"]:  # raises ValueError on unbalanced quotes: the caller denies
+        if token and set(token) <= set(";&|()"):
+            parts += simple_command(words)
+            words = []
+        else:
+            words.append(token)
+    return parts
+    # <<< exercise 2
+
+
+WRAPPERS = {"env", "exec", "command", "builtin", "nohup", "time", "nice", "xargs"}
+
+
+def simple_command(words: list[str]) -> list[str]:
+    while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in WRAPPERS):
+        words = words[1:]  # FOO=1 cmd, env cmd, nohup cmd...: the command is what follows
+    if not words:
+        return []
+    if words[0] in ("bash", "sh", "zsh", "dash") and "-c" in words[:-1]:
+        return command_parts(words[words.index("-c") + 1])
+    if words[0] == "eval":
+        return command_parts(" ".join(words[1:]))
+    return [shlex.join(words)]
+
+
+@dataclass
+class Gate:
+    """Decides, outside the model, whether a call may run: rules, then a person, then the audit log."""
+
+    rules: list
+    ask: object = None          # asks a person: (tool, arguments, why) -> (decision, reason); None: deny
+    audit_log: object = None    # a path, None for the default, or False for none
+    approved: set = field(default_factory=set)  # (tool, subject) a person allowed always
+
+    def check(self, workspace: Path, name: str, arguments: dict) -> None:
+        decision, why, decided_by = self.decide(workspace, name, arguments)
+        if decision == "ask":
+            decision, why, decided_by = self.ask_person(name, arguments, why)
+        self.audit(name, arguments, why, decision, decided_by)
+        if decision != "allow":
+            raise ToolError("denied", f"{name} was not run: {why}", INSTEAD.get(risk_of(workspace, name, arguments), ""))
+
+    def decide(self, workspace: Path, name: str, arguments: dict) -> tuple[Decision, str, str]:
+        """The most severe decision over every subject of the call (each path, each command part)."""
+        try:
+            subjects = subjects_of(name, arguments)
+        except ValueError:
+            return "deny", "the command cannot be split into parts safely (unbalanced quotes?)", "rule"
+        verdicts = [self.decide_one(workspace, name, arguments, subject) for subject in subjects]
+        return max(verdicts, key=lambda verdict: SEVERITY[verdict[0]])
+
+    def decide_one(self, workspace, name, arguments, subject) -> tuple[Decision, str, str]:
+        for decision in ("deny", "ask", "allow"):  # deny first, then ask, then allow
+            if decision == "ask" and (name, subject) in self.approved:
+                return "allow", "a person allowed it always", "person"
+            for rule in self.rules:
+                if rule.decision == decision and rule.matches(name, subject):
+                    if decision == "allow" and redirects_output(name, subject):
+                        return "ask", f"{subject!r} redirects output into a file", "rule"
+                    return decision, f"the rule '{rule}' matches {subject!r}", "rule"
+        risk = risk_of(workspace, name, arguments)
+        return DEFAULT_DECISION[risk], f"no rule matches {subject!r}; {risk} actions default to {DEFAULT_DECISION[risk]}", "default"
+
+    def ask_person(self, name: str, arguments: dict, why: str) -> tuple[Decision, str, str]:
+        if self.ask is None:
+            return "deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal"
+        answer, reason = self.ask(name, arguments, why)
+        if answer == "allow always":
+            self.approved.update((name, subject) for subject in subjects_of(name, arguments))
+        if answer in ("allow once", "allow always"):
+            return "allow", f"a person allowed it ({answer})", "person"
+        return "deny", f"a person refused: {reason or 'no reason given'}", "person"
+
+    def audit(self, name, arguments, why, decision, decided_by) -> None:
+        if self.audit_log is not False:
+            course.runlog.append({"tool": name, "arguments": arguments, "rule": why, "decision": decision,
+                                  "decided_by": decided_by}, self.audit_log or course.runlog.audit_path())
+
+
+def subjects_of(name: str, arguments: dict) -> list[str]:
+    """What the rules look at: each command part, or each path (normalised), or nothing."""
+    if name == "run_command":
+        return command_parts(arguments["command"]) or [""]
+    paths = [os.path.normpath(arguments[key]) for key in ("path", "source", "destination") if key in arguments]
+    return paths or [""]
+
+
+def redirects_output(name: str, subject: str) -> bool:
+    """'echo hi > memo.md' is an allowed echo that overwrites a file: allowed prefixes do not cover it."""
+    return name == "run_command" and any(word.startswith(">") or word.endswith(">") for word in shlex.split(subject))
+
+
+def risk_of(workspace: Path, name: str, arguments: dict) -> str:
+    if name == "write_file" and (workspace / str(arguments.get("path", ""))).is_file():
+        return "destructive"  # overwriting loses what was there
+    return RISK.get(name, "execute")
+
+
+def ask_on_terminal(tool: str, arguments: dict, why: str) -> tuple[str, str]:
+    """The person in 'ask': on a terminal, a prompt; anywhere else, a denial."""
+    if not sys.stdin.isatty():
+        return "deny", "no terminal to ask a person"
+    print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
+    answer = input("    allow [o]nce, [a]lways for this pattern, or [n]o with a reason: ").strip()
+    if answer.lower() in ("o", "once", "y", "yes"):
+        return "allow once", ""
+    if answer.lower() in ("a", "always"):
+        return "allow always", ""
+    return "deny", answer.partition(" ")[2].strip()
+# --8<-- [end:gate]
+
+
+# --8<-- [start:ask]
+def ask(client, model: str, messages: list) -> object:
+    """One model call: the whole history and the tool table go out, one reply comes back."""
+    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+                                  tools=TOOLS, messages=messages)
+
+
+def assistant_message(reply) -> dict:
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
+
+
+def tool_calls(reply) -> list:
+    return [block for block in reply.content if block.type == "tool_use"]
+
+
+def text_of(reply) -> str:
+    return "".join(block.text for block in reply.content if block.type == "text")
+# --8<-- [end:ask]
+
+
+# --8<-- [start:state]
+# Why the loop goes on, and why it ended: named values, not strings to parse.
+Transition = Literal["tool_results_written", "text_calls_recovered"]
+StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal",
+                     "stop_sequence", "api_error"]
+
+
+@dataclass
+class Limits:
+    """When to stop a run that does not stop itself. The chapter explains each default."""
+
+    max_turns: int = 40                # model calls; the tutor's tasks take 2 to 4
+    token_budget: int = 300_000        # input + output tokens, as the API reports them
+    max_repeats: int = 3               # the same call (name and arguments) this many times in a row
+    max_consecutive_errors: int = 3    # this many failed tool calls in a row
+
+    def __post_init__(self):  # a nonsense limit is refused before any call is made
+        for name in ("max_turns", "token_budget", "max_repeats", "max_consecutive_errors"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+                raise course.CourseError(f"{name} must be a whole number of at least 1, got {value!r}")
+            setattr(self, name, int(value))
+
+
+@dataclass
+class LoopState:
+    """Everything the loop knows, in one place. The model remembers nothing: this is the memory."""
+
+    messages: list
+    turn_count: int = 0
+    transition_reason: Transition | None = None
+    transitions: list[Transition] = field(default_factory=list)
+    usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+    stop_reason: StopReason | None = None
+    answer: str = ""
+    peak_prompt_tokens: int = 0   # the largest prompt sent: what must fit in the context window
+
+
+@dataclass
+class RunResult:
+    stage: str
+    model: str
+    answer: str
+    stop_reason: StopReason
+    turns: int
+    usage: dict
+    workspace: str
+    messages: list
+    transitions: list[Transition]
+    tool_calls: dict       # {tool: calls}
+    tool_errors: dict      # {tool: failed calls}
+    duration_s: float
+    peak_prompt_tokens: int
+# --8<-- [end:state]
+
+
+# --8<-- [start:turn]
+def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
+    """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
+    limit = limit_reached(state, limits)
+    if limit:
+        return stop(state, limit[0], limit[1], trace)
+    try:
+        prune(state, client, model, trace)                            # keep the prompt small
+        reply = ask(client, model, state.messages)                    # 1. ask
+    except anthropic.APIError as error:  # retries are spent: end the run, keep the history
+        return stop(state, "api_error", f"stopped: {course.explain_api_error(error)}", trace)
+    state.turn_count += 1
+    add_usage(state.usage, reply.usage)
+    state.peak_prompt_tokens = max(state.peak_prompt_tokens, reply.usage.input_tokens)
+    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
+                  f"{state.usage['input_tokens']} input tokens billed so far")
+    state.messages.append(assistant_message(reply))                   # 2. record the reply
+    trace("assistant", state.messages[-1])
+    calls = tool_calls(reply)                                         # 3. does it ask for tools?
+    if reply.stop_reason in ("max_tokens", "refusal"):
+        # A cut tool_use has unfinished arguments: answer it without running it.
+        answer_without_running(state, calls, f"not run: the reply ended with {reply.stop_reason}")
+        return stop(state, reply.stop_reason, text_of(reply), trace, CUT_OR_REFUSED[reply.stop_reason])
+    if not calls:
+        written = calls_written_as_text(text_of(reply))
+        if not written:
+            return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
+        state.messages.append(text_calls_message(workspace, written, gate))  # run them, and say so
+        trace("tool_results", state.messages[-1])
+        return carry_on(state, "text_calls_recovered", trace)
+    results = [tool_result(workspace, call, gate) for call in calls]  # 4. act, on every call the gate allows
+    state.messages.append({"role": "user", "content": results})      # 5. write every result back
+    trace("tool_results", state.messages[-1])
+    stuck = no_progress(state.messages, limits)
+    if stuck:
+        return stop(state, "no_progress", text_of(reply), trace, stuck)
+    return carry_on(state, "tool_results_written", trace)
+
+
+def carry_on(state: LoopState, reason: Transition, trace) -> bool:
+    state.transition_reason = reason
+    state.transitions.append(reason)
+    trace("transition", reason)
+    return True
+
+
+CUT_OR_REFUSED = {
+    "max_tokens": f"the reply was cut at max_tokens={MAX_TOKENS}; raise MAX_TOKENS or ask for a shorter answer",
+    "refusal": "the model declined to go on; rephrase the task or try another model",
+}
+
+
+def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
+    """The turn limit and the token budget, checked before each call: the next call is the cost."""
+    if state.turn_count >= limits.max_turns:
+        return "max_turns", (f"turn limit: {state.turn_count} turns taken, the limit is {limits.max_turns}; "
+                             "raise max_turns if the task needs more")
+    used = state.usage["input_tokens"] + state.usage["output_tokens"]
+    if used >= limits.token_budget:
+        return "token_budget", (f"token budget: {used} tokens used, the budget is {limits.token_budget}; "
+                                "raise token_budget if the task is worth more")
+    return None
+
+
+def no_progress(messages: list, limits: Limits) -> str | None:
+    """The same call again and again, or failure after failure: read off the history itself."""
+    calls = [(block["name"], json.dumps(block["input"], sort_keys=True))
+             for message in messages if message["role"] == "assistant"
+             for block in message["content"] if block["type"] == "tool_use"]
+    repeated = calls[-limits.max_repeats:]
+    if len(repeated) == limits.max_repeats and len(set(repeated)) == 1:
+        name, arguments = repeated[0]
+        return f"no progress: {name}({arguments}) called {limits.max_repeats} times in a row"
+    failed = [block.get("is_error", False) for block in tool_results_in(messages)]
+    recent = failed[-limits.max_consecutive_errors:]
+    if len(recent) == limits.max_consecutive_errors and all(recent):
+        return f"no progress: the last {limits.max_consecutive_errors} tool calls failed"
+    return None
+
+
+def answer_without_running(state: LoopState, calls: list, why: str) -> None:
+    """Every tool_use gets a tool_result, even one we will not run, so the history stays valid."""
+    if calls:
+        state.messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": why, "is_error": True} for call in calls]})
+
+
+def tool_results_in(messages: list) -> list:
+    return [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def stop(state: LoopState, reason: StopReason, answer: str, trace, explanation: str | None = None) -> bool:
+    state.stop_reason, state.answer = reason, answer
+    trace("stop", explanation or reason)
+    return False
+
+
+def add_usage(total: dict, usage) -> None:
+    total["input_tokens"] += usage.input_tokens
+    total["output_tokens"] += usage.output_tokens
+# --8<-- [end:turn]
+
+
+# --8<-- [start:prune]
+def prune(state: LoopState, client, model: str, trace) -> None:
+    """Before each call: mask old tool results; if the prompt is still too big, summarise old turns."""
+    masked = mask_old_results(state.messages, KEEP_RESULTS)
+    if masked:
+        trace("note", f"masked {masked} old tool result(s)")
+    estimate = estimate_prompt_tokens(state.messages)
+    if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
+        trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens")
+
+
+def mask_old_results(messages: list, keep: int) -> int:
+    """Replace the content of all but the last ``keep`` tool results by a placeholder. Returns how many.
+
+    The tool_result block itself stays, with its tool_use_id and is_error: only its content goes,
+    so every tool_use is still answered and the history stays valid.
+    """
+    calls = {block["id"]: block for message in messages if message["role"] == "assistant"
+             for block in message["content"] if block["type"] == "tool_use"}
+    results = tool_results_in(messages)
+    masked = 0
+    for block in results[:max(len(results) - keep, 0)]:
+        if isinstance(block["content"], str) and not block["content"].startswith("[masked"):
+            call = calls[block["tool_use_id"]]
+            arguments = json.dumps(call["input"], ensure_ascii=False)
+            block["content"] = (f"[masked to save context: the result of {call['name']} {arguments}, "
+                                f"{len(block['content'])} characters. Call it again if you need it.]")
+            masked += 1
+    return masked
+
+
+def estimate_prompt_tokens(messages: list) -> int:
+    """A cheap estimate before the call (about 4 bytes a token); the API's usage is the true count after it."""
+    sent = json.dumps([SYSTEM_PROMPT, TOOLS, messages], ensure_ascii=False)
+    return math.ceil(len(sent.encode("utf-8")) / 4)
+
+
+def summarise_old_turns(state: LoopState, client, model: str) -> bool:
+    """Fold every turn but the last KEEP_TURNS into a summary the model writes; True if it did."""
+    messages = state.messages
+    turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+    if len(turn_starts) <= KEEP_TURNS:
+        return False
+    cut = turn_starts[-KEEP_TURNS]  # an assistant message: its tool_results follow it, both kept
+    task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
+    request = ("Summarise the work so far for your own later use: what was done, what was found "
+               "(keep every number and name), and what remains. Transcript:\n\n"
+               + earlier_summary.strip() + "\n" + transcript(messages[1:cut]))
+    reply = client.messages.create(model=model, max_tokens=MAX_TOKENS,
+                                   messages=[{"role": "user", "content": request}])
+    add_usage(state.usage, reply.usage)  # summarising is billed too
+    summary = f"{task.rstrip()}\n\n{SUMMARY_HEADING}\n{text_of(reply)}"
+    messages[:] = [{"role": "user", "content": summary}] + messages[cut:]
+    return True
+
+
+def first_text(message: dict) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def transcript(messages: list) -> str:
+    """Old turns as plain text for the summariser: what the model said, called, and got back."""
+    lines = []
+    for message in messages:
+        for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
+            if block["type"] == "text":
+                lines.append(f"{message['role']}: {block['text']}")
+            elif block["type"] == "tool_use":
+                lines.append(f"called {block['name']} {json.dumps(block['input'], ensure_ascii=False)}")
+            elif block["type"] == "tool_result":
+                lines.append(f"result: {course.shorten(str(block['content']), 300)}")
+    return "\n".join(lines)
+# --8<-- [end:prune]
+
+
+# --8<-- [start:metrics]
+def tool_metrics(messages: list) -> tuple[dict, dict]:
+    """Calls and failures per tool, from the history: which tool fails how often (seed 000)."""
+    names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
+             for block in message["content"] if block["type"] == "tool_use"}
+    results = tool_results_in(messages)
+    calls = Counter(names[block["tool_use_id"]] for block in results)
+    errors = Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))
+    return dict(calls), dict(errors)
+
+
+def log_run(result: "RunResult", task: str, runs_log) -> None:
+    if runs_log is False:
+        return
+    record = {"stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
+              "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
+              "usage": result.usage, "duration_s": result.duration_s}
+    course.runlog.append(record, runs_log)
+# --8<-- [end:metrics]
+
+
+# --8<-- [start:run]
+def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None,
+        max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
+        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None, rules=None,
+        ask=ask_on_terminal, audit_log=None) -> RunResult:
+    """Take turns until one says stop; the result says why, and the runs log remembers it."""
+    limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
+    model = course.resolve_model(model)
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace)
+    trace = trace or (lambda kind, payload: None)
+    gate = Gate(rules=RULES if rules is None else rules, ask=ask, audit_log=audit_log)
+    state = LoopState(messages=[{"role": "user", "content": task}])
+    started = time.perf_counter()
+
+    while take_turn(state, client, model, workspace, limits, gate, trace):
+        pass
+
+    calls, errors = tool_metrics(state.messages)
+    result = RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
+                       turns=state.turn_count, usage=state.usage, workspace=str(workspace),
+                       messages=state.messages, transitions=state.transitions, tool_calls=calls,
+                       tool_errors=errors, duration_s=round(time.perf_counter() - started, 4),
+                       peak_prompt_tokens=state.peak_prompt_tokens)
+    log_run(result, task, runs_log)
+    return result
+# --8<-- [end:run]
+
+
+LIMIT_OPTIONS = (
+    (("--max-turns",), {"help": f"stop after this many model calls (default {Limits.max_turns})"}),
+    (("--token-budget",), {"help": f"stop once this many tokens are used (default {Limits.token_budget})"}),
+    (("--max-repeats",), {"help": f"stop when one call repeats this often in a row (default {Limits.max_repeats})"}),
+    (("--max-consecutive-errors",), {"help": f"stop after this many failed calls in a row (default {Limits.max_consecutive_errors})"}),
+)
+
+
+def main(argv=None) -> int:
+    return course.stage_main(STAGE, run, argv, options=LIMIT_OPTIONS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
