@@ -87,7 +87,8 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     data = summary(result)
-    print(f"\nanswer ({data['stop_reason']}, {data['turns']} turns, "
+    turns = f"{data['turns']} turn" + ("" if data["turns"] == 1 else "s")
+    print(f"\nanswer ({data['stop_reason']}, {turns}, "
           f"{data['usage']['input_tokens']} input + {data['usage']['output_tokens']} output tokens):")
     print(data["answer"] or "(no text)")
     print(f"workspace: {data['workspace']}")

@@ -28,4 +28,8 @@ def resolve_model(model_id: str | None = None) -> str:
         return model_id
     if os.environ.get("MODEL_ID"):
         return os.environ["MODEL_ID"]
+    if os.environ.get("ANTHROPIC_BASE_URL"):
+        # A local server's models have names of their own: guessing one would be wrong.
+        raise CourseError("ANTHROPIC_BASE_URL is set: name the local model with --model or MODEL_ID "
+                          "(e.g. --model qwen3-coder), or unset it to run offline")
     return DEFAULT_CLAUDE_MODEL if os.environ.get("ANTHROPIC_API_KEY") else OFFLINE
