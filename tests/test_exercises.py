@@ -1,0 +1,319 @@
+"""Exercises for instructors: regions are found, a student copy is stubbed, and a check grades it.
+
+The checks run the stage's pinned tests in a pytest subprocess, as an instructor's `python -m course
+check` does; each costs a few seconds, mostly importing the SDK.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import course
+from conftest import load_stage
+from course import exercises
+from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, PytestRun, check, find_regions,
+                              make_student_copy, run_pinned_tests, scorecard, stub_out)
+
+ROOT = Path(__file__).resolve().parent.parent
+GRADED_STAGES = ["s00", "s01"]
+
+
+def reference_source(stage: str) -> str:
+    return (ROOT / stage / "agent.py").read_text(encoding="utf-8")
+
+
+def verdicts(printed: str) -> dict[int, str]:
+    """{exercise number: PASSED / FAILED / NOT PINNED / NOT RUN}, read from a printed scorecard."""
+    found = re.findall(r"^  exercise (\d+): .*?  (PASSED|FAILED|NOT PINNED|NOT RUN)\b", printed, re.MULTILINE)
+    return {int(number): verdict for number, verdict in found}
+
+
+def solve(dest: Path, stage: str, number: int) -> None:
+    """Paste the reference statements of one exercise back over its stub, as a student who solved it."""
+    reference = reference_source(stage)
+    region = next(region for region in find_regions(reference) if region.number == number)
+    solution = "".join(reference.splitlines(keepends=True)[region.start:region.end - 1])
+    student = (dest / "agent.py").read_text(encoding="utf-8")
+    assert student.count(region.stub(stage)) == 1
+    (dest / "agent.py").write_text(student.replace(region.stub(stage), solution), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- finding regions
+
+SOURCE = '''\
+def dispatch(name):
+    # >>> exercise 1: Dispatch by name
+    function = TABLE[name]
+    return function()
+    # <<< exercise 1
+
+
+def answer(call):
+    # >>> exercise 2: Answer the call
+    return {"id": call.id,
+"name": call.name}
+    # <<< exercise 2
+'''
+
+
+def test_finds_each_region_with_its_number_title_lines_and_indentation():
+    assert find_regions(SOURCE) == [Region(1, "Dispatch by name", 2, 5, "    "),
+                                    Region(2, "Answer the call", 9, 12, "    ")]
+
+
+def test_marker_text_inside_a_string_is_not_a_marker():
+    source = 'HELP = """\n# >>> exercise 1: Not a region\n"""\n'
+    assert find_regions(source) == []
+
+
+@pytest.mark.parametrize("stage", GRADED_STAGES)
+def test_every_graded_stage_marks_at_least_two_exercises(stage):
+    numbers = [region.number for region in exercises.stage_regions(stage)]
+    assert len(numbers) >= 2 and numbers == sorted(set(numbers))
+
+
+MALFORMED = {
+    "unclosed": ("x = 1\n# >>> exercise 1: Open\ny = 2\n", "line 2", "never closed"),
+    "nested": ("# >>> exercise 1: Outer\n# >>> exercise 2: Inner\nx = 1\n# <<< exercise 2\n# <<< exercise 1\n",
+               "line 2", "cannot nest"),
+    "mismatched": ("# >>> exercise 1: One\nx = 1\n# <<< exercise 2\n", "line 3", "must match"),
+    "closed twice": ("# >>> exercise 1: One\nx = 1\n# <<< exercise 1\n# <<< exercise 1\n", "line 4", "closes no open"),
+    "uneven markers": ("if True:\n    # >>> exercise 1: One\n    x = 1\n# <<< exercise 1\n", "line 4", "indented like"),
+    "statements left of the markers": ("if True:\n    # >>> exercise 1: One\n    x = 1\ny = 2\n    # <<< exercise 1\n",
+                                       "line 4", "uneven indentation"),
+    "statements right of the markers": ("def f():\n# >>> exercise 1: One\n    x = 1\n# <<< exercise 1\n", "line 3",
+                                        "uneven indentation"),
+    "not python": ("# >>> exercise 1: One\nx = (\n# <<< exercise 1\n", "line 2", "never closed"),
+    "no statements": ("# >>> exercise 1: Empty\n# just a comment\n# <<< exercise 1\n", "line 1", "no statements"),
+    "number used twice": ("# >>> exercise 1: A\nx = 1\n# <<< exercise 1\n# >>> exercise 1: B\ny = 2\n# <<< exercise 1\n",
+                          "line 4", "already used"),
+    "no title": ("# >>> exercise 1\nx = 1\n# <<< exercise 1\n", "line 1", "malformed exercise marker"),
+    "capital E": ("# >>> Exercise 1: One\nx = 1\n# <<< exercise 1\n", "line 1", "malformed exercise marker"),
+}
+
+
+@pytest.mark.parametrize("source, line, reason", MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_markers_are_a_one_line_error_naming_the_line(source, line, reason):
+    with pytest.raises(course.CourseError) as raised:
+        find_regions(source, "s09/agent.py")
+    message = str(raised.value)
+    assert f"s09/agent.py, {line}:" in message and reason in message
+    assert "\n" not in message
+
+
+# ---------------------------------------------------------------- the student copy
+
+@pytest.mark.parametrize("stage", GRADED_STAGES)
+def test_the_stubbed_stage_compiles_keeps_its_markers_and_names_each_exercise(stage):
+    source = reference_source(stage)
+    regions = find_regions(source)
+    stubbed = stub_out(source, regions, stage)
+    compile(stubbed, f"student {stage}", "exec")
+    assert find_regions(stubbed) == [Region(region.number, region.title, *_stubbed_lines(regions, region), region.indent)
+                                     for region in regions]
+    for region in regions:
+        assert f"raise NotImplementedError('exercise {region.number}: {region.title} — see the {stage} chapter')" in stubbed
+
+
+def _stubbed_lines(regions: list[Region], region: Region) -> tuple[int, int]:
+    """Where a region's markers land once every region before it shrank to one stub line."""
+    removed = sum(earlier.end - earlier.start - 2 for earlier in regions if earlier.start < region.start)
+    return region.start - removed, region.start - removed + 2
+
+
+def test_a_student_copy_holds_the_stubbed_agent_and_the_notebooks_pointed_at_it(tmp_path, capsys):
+    dest = make_student_copy("s01", tmp_path / "student")
+    assert dest == (tmp_path / "student").resolve()
+    agent = (dest / "agent.py").read_text(encoding="utf-8")
+    assert "# >>> exercise 1: " in agent and "raise NotImplementedError('exercise 1: " in agent
+    assert (dest / "__init__.py").is_file()
+    printed = capsys.readouterr().out
+    assert str(dest / "agent.py") in printed and "python -m course check s01" in printed
+    for notebook in (ROOT / "s01").glob("*.ipynb"):
+        copied = (dest / notebook.name).read_text(encoding="utf-8")
+        assert "from s01 import agent" not in copied and "import agent  # your copy" in copied
+
+
+def test_a_student_copy_refuses_a_folder_that_is_not_empty(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(course.CourseError, match="not empty"):
+        make_student_copy("s00", tmp_path)
+    assert not (tmp_path / "agent.py").exists()
+    make_student_copy("s00", tmp_path, force=True)
+    assert (tmp_path / "agent.py").is_file() and (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_an_unknown_stage_is_a_one_line_error(tmp_path):
+    with pytest.raises(course.CourseError, match=r"no stage 's99'; the stages are s00, s01"):
+        make_student_copy("s99", tmp_path / "student")
+
+
+def test_checking_a_folder_without_a_copy_says_how_to_make_one(tmp_path):
+    with pytest.raises(course.CourseError, match="python -m course exercise s00"):
+        check("s00", tmp_path)
+
+
+# ---------------------------------------------------------------- loading a student copy
+
+@pytest.fixture
+def forget_student_copies():
+    yield
+    for stage in GRADED_STAGES:
+        sys.modules.pop(exercises.student_module_name(stage), None)
+
+
+def test_load_stage_imports_the_student_copy_a_check_names(tmp_path, monkeypatch, forget_student_copies):
+    make_student_copy("s00", tmp_path)
+    monkeypatch.setenv(STUDENT_STAGE_VARIABLE, f"s00={tmp_path}")
+    student = load_stage("s00")
+    assert Path(student.__file__) == tmp_path / "agent.py"
+    with pytest.raises(NotImplementedError, match="exercise 2"):
+        student.tool_result(tmp_path, None)
+    assert load_stage("s01").__name__ == "s01.agent"  # other stages load normally
+
+
+def test_load_stage_imports_the_reference_without_a_check(monkeypatch):
+    monkeypatch.delenv(STUDENT_STAGE_VARIABLE, raising=False)
+    assert load_stage("s00").__name__ == "s00.agent"
+
+
+# ---------------------------------------------------------------- the scorecard
+
+PLUGIN_TESTS = '''
+import pytest
+from course.exercises import import_student_copy
+
+@pytest.fixture
+def stage():
+    return import_student_copy("s00")
+
+@pytest.mark.exercise(1)
+def test_one_passes(stage):
+    assert stage.STAGE == "s00"
+
+@pytest.mark.exercise(2)
+@pytest.mark.parametrize("n", [1, 2])
+def test_two_fails(stage, n):
+    assert n == 1, "two is not one"
+
+@pytest.mark.exercise(1, 2)
+def test_both_skip():
+    pytest.skip("not today")
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("setup broke")
+
+def test_untied_errors_in_setup(broken):
+    pass
+'''
+
+
+def test_the_plugin_records_outcomes_markers_and_first_failures(tmp_path):
+    make_student_copy("s00", tmp_path / "student")
+    (tmp_path / "test_plugin_s00.py").write_text(PLUGIN_TESTS, encoding="utf-8")
+    run = run_pinned_tests("s00", tmp_path / "student", [tmp_path / "test_plugin_s00.py"])
+    outcomes = {test.name: (test.outcome, test.exercises, test.message) for test in run.outcomes}
+    assert outcomes == {
+        "test_one_passes": ("passed", (1,), ""),
+        "test_two_fails[1]": ("passed", (2,), ""),
+        "test_two_fails[2]": ("failed", (2,), "AssertionError: two is not one"),
+        "test_both_skip": ("skipped", (1, 2), ""),
+        "test_untied_errors_in_setup": ("failed", (), "RuntimeError: setup broke"),
+    }
+    assert run.student_copy_loaded and not run.collection_errors and not run.passed
+
+
+def test_a_scorecard_has_a_line_per_exercise_per_shared_group_and_for_the_rest():
+    regions = [Region(1, "One", 1, 3, ""), Region(2, "Two", 4, 6, ""), Region(3, "Three", 7, 9, "")]
+    run = PytestRun([PinnedTest("test_a", "passed", (1,)),
+                   PinnedTest("test_b[x]", "failed", (2,), "AssertionError: no"),
+                   PinnedTest("test_b[y]", "failed", (2,), "AssertionError: no"),
+                   PinnedTest("test_c", "failed", (1, 2), "NotImplementedError: exercise 2"),
+                   PinnedTest("test_d", "passed", ()),
+                   PinnedTest("test_e", "passed", (7,))], [], True)
+    printed = scorecard("s09", Path("/student"), [Path("test_s09.py")], regions, run)
+    assert verdicts(printed) == {1: "PASSED", 2: "FAILED", 3: "NOT PINNED", 7: "PASSED"}
+    assert "exercise 2: Two" in printed and "test_b (2 cases)" in printed
+    assert "exercise 3: Three" in printed and "no test carries @pytest.mark.exercise(3)" in printed
+    assert "exercise 7: (no such exercise region)" in printed
+    assert re.search(r"exercises 1 \+ 2 together +FAILED  test_c", printed)
+    assert re.search(r"not tied to an exercise +PASSED  \(1 tests\)", printed)
+    assert "total: 1 of 3 exercises passed; 3 of 6 tests passed" in printed
+    assert "AssertionError: no  (2 tests)" in printed and "test_c: NotImplementedError: exercise 2" in printed
+
+
+def test_a_scorecard_says_when_the_tests_could_not_be_collected():
+    run = PytestRun([], ["tests/test_s09.py: ImportError: boom"], False)
+    printed = scorecard("s09", Path("/student"), [Path("test_s09.py")], [Region(1, "One", 1, 3, "")], run)
+    assert verdicts(printed) == {1: "NOT RUN"}
+    assert "could not collect tests/test_s09.py: ImportError: boom" in printed and not run.passed
+
+
+# ---------------------------------------------------------------- grading real stages (a subprocess each)
+
+def fresh_copy(stage: str, dest: Path) -> None:
+    make_student_copy(stage, dest)
+
+
+def reference_copy(stage: str, dest: Path) -> None:
+    shutil.copyfile(ROOT / stage / "agent.py", dest / "agent.py")
+
+
+def copy_with_exercise_1_solved(stage: str, dest: Path) -> None:
+    make_student_copy(stage, dest)
+    solve(dest, stage, 1)
+
+
+GRADINGS = {**{("fresh", stage): fresh_copy for stage in GRADED_STAGES},
+            **{("reference", stage): reference_copy for stage in GRADED_STAGES},
+            ("exercise 1 solved", "s00"): copy_with_exercise_1_solved}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[tuple[str, str], tuple[int, str]]:
+    """Each copy above checked once: {(copy, stage): (exit code, printed scorecard)}. The checks run side
+    by side because each is a pytest subprocess that spends most of its time importing the SDK."""
+    folders = {}
+    for (kind, stage), make_copy in GRADINGS.items():
+        folders[kind, stage] = tmp_path_factory.mktemp(f"{stage}-{kind.replace(' ', '-')}")
+        make_copy(stage, folders[kind, stage])
+
+    def check_quietly(kind: str, stage: str) -> tuple[int, str]:
+        printed = io.StringIO()
+        return check(stage, folders[kind, stage], out=printed), printed.getvalue()
+
+    with ThreadPoolExecutor(max_workers=len(GRADINGS)) as pool:
+        futures = {key: pool.submit(check_quietly, *key) for key in GRADINGS}
+        return {key: future.result() for key, future in futures.items()}
+
+
+@pytest.mark.parametrize("stage", GRADED_STAGES)
+def test_a_fresh_student_copy_fails_every_exercise(stage, graded):
+    exit_code, printed = graded["fresh", stage]
+    assert exit_code != 0
+    numbers = [region.number for region in exercises.stage_regions(stage)]
+    assert verdicts(printed) == {number: "FAILED" for number in numbers}, printed
+    assert f"total: 0 of {len(numbers)} exercises passed" in printed
+
+
+@pytest.mark.parametrize("stage", GRADED_STAGES)
+def test_the_reference_stage_passes_its_check(stage, graded):
+    exit_code, printed = graded["reference", stage]
+    assert exit_code == 0, printed
+    assert set(verdicts(printed).values()) == {"PASSED"}
+    assert "FAILED" not in printed and "NOT PINNED" not in printed and "why:" not in printed
+
+
+def test_solving_exercise_1_passes_it_while_exercise_2_still_fails(graded):
+    exit_code, printed = graded["exercise 1 solved", "s00"]
+    assert exit_code != 0
+    assert verdicts(printed) == {1: "PASSED", 2: "FAILED"}, printed
+    assert "total: 1 of 2 exercises passed" in printed
