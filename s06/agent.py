@@ -519,8 +519,8 @@ class Gate:
                 return "allow", "a person allowed it always", "person"
             for rule in self.rules:
                 if rule.decision == decision and rule.matches(name, subject):
-                    if decision == "allow" and redirects_output(name, subject):
-                        return "ask", f"{subject!r} redirects output into a file", "rule"
+                    if decision == "allow" and reaches_beyond(name, subject):
+                        return "ask", f"{subject!r} writes a file or names a path outside the workspace", "rule"
                     return decision, f"the rule '{rule}' matches {subject!r}", "rule"
         risk = risk_of(workspace, name, arguments)
         return DEFAULT_DECISION[risk], f"no rule matches {subject!r}; {risk} actions default to {DEFAULT_DECISION[risk]}", "default"
@@ -549,9 +549,12 @@ def subjects_of(name: str, arguments: dict) -> list[str]:
     return paths or [""]
 
 
-def redirects_output(name: str, subject: str) -> bool:
-    """'echo hi > memo.md' is an allowed echo that overwrites a file: allowed prefixes do not cover it."""
-    return name == "run_command" and any(word.startswith(">") or word.endswith(">") for word in shlex.split(subject))
+def reaches_beyond(name: str, subject: str) -> bool:
+    """An allowed prefix covers the command, not what it is pointed at: 'echo hi > memo.md' overwrites a
+    file and 'cat /etc/passwd' reads outside the workspace, so both go to a person instead."""
+    if name != "run_command":
+        return False
+    return any(word.startswith((">", "/", "~")) or word.endswith(">") or ".." in word for word in shlex.split(subject))
 
 
 def risk_of(workspace: Path, name: str, arguments: dict) -> str:
