@@ -422,7 +422,7 @@ def _verdict(line: ScoreLine, collected: bool) -> str:
     if status == "FAILED":
         return f"FAILED  {', '.join(_names(line.failures()))}"
     if status == "PASSED":
-        return f"PASSED  ({len(line.tests)} tests)"
+        return f"PASSED  ({len(line.tests)} test{'' if len(line.tests) == 1 else 's'})"
     return status
 
 

@@ -245,7 +245,7 @@ def test_a_scorecard_has_a_line_per_exercise_per_shared_group_and_for_the_rest()
     assert "exercise 3: Three" in printed and "no test carries @pytest.mark.exercise(3)" in printed
     assert "exercise 7: (no such exercise region)" in printed
     assert re.search(r"exercises 1 \+ 2 together +FAILED  test_c", printed)
-    assert re.search(r"not tied to an exercise +PASSED  \(1 tests\)", printed)
+    assert re.search(r"not tied to an exercise +PASSED  \(1 test\)", printed)
     assert "total: 1 of 3 exercises passed; 3 of 6 tests passed" in printed
     assert "AssertionError: no  (2 tests)" in printed and "test_c: NotImplementedError: exercise 2" in printed
 
