@@ -209,7 +209,6 @@ def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
 
 def call_tool(workspace: Path, name: str, arguments):
     """Check the name, then the arguments, and only then run the tool."""
-    # >>> exercise 1: Refuse an unknown tool or bad arguments, saying how to fix the call
     if name not in TOOL_FUNCTIONS:
         closest = difflib.get_close_matches(name, TOOL_FUNCTIONS, n=1, cutoff=0) or ["list_files"]
         raise ToolError("unknown_tool", f"there is no tool named {name!r}",
@@ -218,7 +217,6 @@ def call_tool(workspace: Path, name: str, arguments):
     if problems:
         raise ToolError("invalid_arguments", f"{name}: {'; '.join(problems)}",
                         f"{name} takes {course.describe_parameters(SCHEMAS[name])}")
-    # <<< exercise 1
     return TOOL_FUNCTIONS[name](workspace, **arguments)
 
 
@@ -228,7 +226,6 @@ def failure(kind: str, message: str, hint: str) -> str:
 
 def cut_to_fit(output: str, name: str, arguments: dict) -> str:
     """Keep a result small enough for the history, and say how to see the rest."""
-    # >>> exercise 2: Cut a long result with a marker that says how to see the rest
     if len(output) <= MAX_RESULT_CHARS:
         return output
     if name == "read_file":
@@ -237,7 +234,6 @@ def cut_to_fit(output: str, name: str, arguments: dict) -> str:
         how = "ask for less: a narrower path or a more specific search"
     return (output[:MAX_RESULT_CHARS]
             + f"\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]")
-    # <<< exercise 2
 
 
 def tool_result(workspace: Path, call) -> dict:
