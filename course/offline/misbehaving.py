@@ -31,3 +31,13 @@ def looping(conversation: Conversation) -> Reply:
         f"Let me run {last.name} again to make sure it worked.",
         f"うまくいったか確かめるため、もう一度 {last.name} を実行します。",
     )).call(last.name, **last.input)
+
+
+@behaviour("offline-refusing")
+def refusing(conversation: Conversation) -> Reply:
+    """The API's ``refusal`` stop reason ("Claude declined to respond", in the API's stop-reason
+    guide): the reply ends with stop_reason "refusal" instead of doing the task. A harness must
+    not treat it as an answer, and must not loop on it.
+    """
+    return Reply(stop_reason="refusal").text(conversation.say(
+        "I can't help with that request.", "そのご依頼にはお応えできません。"))
