@@ -76,3 +76,4 @@ def behaviour_for(model_id: str) -> Behaviour:
 def _load() -> None:
     # Importing the behaviour modules registers them; done lazily to avoid import cycles.
     from . import tutor, misbehaving  # noqa: F401
+    from . import long_tasks  # noqa: F401

@@ -1,0 +1,194 @@
+"""The course's command line, for everything that is not one stage: ``python -m course COMMAND``.
+
+    run STAGE "TASK" [--model ID] [--workspace DIR] [--json] [stage options]   a stage on a task
+    run STAGE --scenario NAME [--json]                                          a stage on a ladder scenario, traced
+    ladder [--json]                                                             every scenario against every stage
+    stats [--json] [--log PATH]                                                 the runs log, summed up
+    models                                                                      the offline model ids
+    exercise STAGE DEST [--force]                                               a student copy of a stage
+    check STAGE DEST                                                            grade a student copy
+    bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
+
+Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
+listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from . import ladder, scenarios, stats
+from .models import CourseError
+from .offline import known_models
+from .trace import TracePrinter
+from .workspace import prepare_workspace
+
+
+# ---------------------------------------------------------------- run
+
+def add_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("stage", help="the stage to run, e.g. s01")
+    parser.add_argument("task", nargs="?", help="what the agent should do (leave out with --scenario)")
+    parser.add_argument("--scenario", help="run a ladder scenario instead of a task (the run is logged like any other): " + ", ".join(
+        scenario.name for scenario in scenarios.SCENARIOS))
+    parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
+    parser.add_argument("--workspace", help="folder to work in (default: a fresh copy of the sample workspace)")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line summarising the run")
+
+
+def do_run(args, stage_options: list[str]) -> int:
+    """A task goes to the stage's own command line; a scenario is set up here and judged like a ladder cell."""
+    if args.scenario:
+        return run_scenario(args, stage_options)
+    if not args.task:
+        raise CourseError(f"say what {args.stage} should do: python -m course run {args.stage} \"TASK\" "
+                          "(or --scenario NAME)")
+    argv = [args.task] + stage_options
+    argv += ["--model", args.model] if args.model else []
+    argv += ["--workspace", args.workspace] if args.workspace else []
+    argv += ["--json"] if args.json else []
+    return ladder.load_stage(args.stage).main(argv)
+
+
+def run_scenario(args, stage_options: list[str]) -> int:
+    if args.task or args.model or args.workspace or stage_options:
+        raise CourseError("a scenario sets its own task, model, workspace and options; "
+                          f"run it as: python -m course run {args.stage} --scenario {args.scenario}")
+    scenario = scenarios.scenario_named(args.scenario)
+    print(f"scenario {scenario.name}: {scenario.task!r} on {scenario.model}"
+          + (f" ({scenario.shows})" if scenario.shows else ""))
+    cell = ladder.run_cell(args.stage, scenario, prepare_workspace(), trace=TracePrinter(), log_runs=True)
+    if cell.error:
+        print(f"\nthe stage raised {cell.error}")
+    else:
+        print(f"\nanswer:\n{cell.answer or '(no text)'}")
+    print(f"outcome: {ladder.cell_text(cell.row())} · {cell.input_tokens} input tokens")
+    print(f"workspace: {cell.workspace}")
+    if args.json:
+        print(json.dumps(cell.row(), ensure_ascii=False))
+    return 0 if cell.outcome == "completed" else 1
+
+
+# ---------------------------------------------------------------- ladder, stats, models
+
+def add_ladder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the cells as a JSON list instead of a table")
+
+
+def do_ladder(args, _) -> int:
+    started = time.perf_counter()
+    rows = ladder.run_ladder()
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    print(ladder.markdown(rows))
+    violations = ladder.rule_violations(rows)
+    print(f"\n{len(rows)} runs in {time.perf_counter() - started:.1f} s. " + (
+        "The ladder holds: every stage fixes a failure of the one before it and breaks nothing."
+        if not violations else "The ladder's rule is broken:"))
+    for violation in violations:
+        print(f"  - {violation}")
+    return 1 if violations else 0
+
+
+def add_stats(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
+    parser.add_argument("--log", help="the runs log to read (default: $AGENT_COURSE_RUNS_LOG, else runs/runs.jsonl)")
+
+
+def do_stats(args, _) -> int:
+    print(stats.report(args.log, as_json=args.json))
+    return 0
+
+
+def do_models(args, _) -> int:
+    print("\n".join(known_models()))
+    return 0
+
+
+# ---------------------------------------------------------------- exercises (course/exercises.py)
+
+def add_exercise(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("stage", help="the stage to copy, e.g. s01")
+    parser.add_argument("dest", help="the folder to write the student copy to")
+    parser.add_argument("--force", action="store_true", help="write into DEST even if it is not empty")
+
+
+def do_exercise(args, _) -> int:
+    from . import exercises  # imported on use: the other commands do not need it
+    exercises.make_student_copy(args.stage, args.dest, force=args.force)
+    return 0
+
+
+def add_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("stage", help="the stage the copy was made from, e.g. s01")
+    parser.add_argument("dest", help="the folder holding the student copy")
+
+
+def do_check(args, _) -> int:
+    from . import exercises
+    return exercises.check(args.stage, args.dest)
+
+
+# ---------------------------------------------------------------- benchmarks (course/bench.py)
+
+def add_bench(parser: argparse.ArgumentParser) -> None:
+    benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    tokens = benchmarks.add_parser("tokens", help="the input billed per turn, with and without pruning")
+    tokens.add_argument("--turns", type=int, help="turns of the long task (default: the benchmark's own)")
+    tokens.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
+    tokens.add_argument("--plot", help="where to write the SVG plot (default: the benchmark's own)")
+
+
+def do_bench(args, _) -> int:
+    from . import bench  # imported on use, like the exercises
+    turns = {"turns": args.turns} if args.turns is not None else {}
+    return bench.tokens_command(**turns, as_json=args.json, plot=args.plot)
+
+
+def no_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+# name: (help, add its arguments, do it).
+COMMANDS = {
+    "run": ("run a stage on a task, or on a ladder scenario", add_run, do_run),
+    "ladder": ("run every scenario against every stage and print the matrix", add_ladder, do_ladder),
+    "stats": ("turns, stop reasons and tool errors over the runs log", add_stats, do_stats),
+    "models": ("list the offline model ids", no_arguments, do_models),
+    "exercise": ("write a student copy of a stage with its exercises stubbed out", add_exercise, do_exercise),
+    "check": ("grade a student copy against the stage's pinned tests", add_check, do_check),
+    "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m course", description="The course's command line.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add_arguments, do) in COMMANDS.items():
+        command = commands.add_parser(name, help=help_text, description=help_text)
+        add_arguments(command)
+        command.set_defaults(do=do)
+    return top
+
+
+def main(argv=None) -> int:
+    top = parser()
+    args, unknown = top.parse_known_args(argv)
+    if unknown and args.command != "run":  # only `run` passes options on, to the stage's own command line
+        top.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        return args.do(args, unknown)
+    except CourseError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

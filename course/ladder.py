@@ -1,0 +1,192 @@
+"""The ladder: every scenario against every stage, offline; the reason for each chapter, measured.
+
+Each cell is the observed outcome of one stage on one scenario, in a fresh workspace, with a
+capped client (a loop that never ends is stopped from outside and counted as a runaway):
+
+* ``completed``: the model ended the run and the scenario's check of the answer and workspace held;
+* ``stopped``: the run ended (any stop reason) without passing the check;
+* ``runaway``: still going at the scenario's cap of model calls (``course.Runaway``);
+* ``crashed``: another exception escaped the stage;
+* ``damaged``: the workspace lost or changed a file the scenario does not allow to change.
+
+The rule the course keeps: every stage turns at least one cell of the stage before it into a
+better outcome, and completes every scenario the stage before it completes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cli import as_dict
+from .client import make_client
+from .guard import Runaway, capped
+from .models import CourseError
+from .scenarios import SCENARIOS, Scenario, Snapshot
+from .workspace import SAMPLE, prepare_workspace, snapshot
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+STAGE_FOLDER = re.compile(r"s\d\d")
+
+# Worst to best. Damage is the worst: it outlives the run. A runaway comes next because its bill
+# has no bound, then a crash, which at least ends. A stop that fails the check beats all three:
+# the run ended under control and said why.
+OUTCOMES = ("damaged", "runaway", "crashed", "stopped", "completed")
+ROW_KEYS = ("scenario", "stage", "outcome", "stop_reason", "turns", "input_tokens")
+
+
+# ---------------------------------------------------------------- the stages present
+
+def stage_names() -> list[str]:
+    """The stages present: every ``sNN/agent.py`` at the repository's root, in order."""
+    return sorted(path.parent.name for path in REPOSITORY.glob("s??/agent.py")
+                  if STAGE_FOLDER.fullmatch(path.parent.name))
+
+
+def load_stage(name: str):
+    """The agent module of stage ``name`` (``sNN.agent``), imported from the repository's root."""
+    if name not in stage_names():
+        raise CourseError(f"no stage {name!r}; present: {', '.join(stage_names())}")
+    if str(REPOSITORY) not in sys.path:
+        sys.path.insert(0, str(REPOSITORY))
+    return importlib.import_module(f"{name}.agent")
+
+
+def accepted_options(run, options: dict) -> dict:
+    """The options ``run`` has a parameter for: s03's limits mean nothing to s01's signature."""
+    parameters = inspect.signature(run).parameters.values()
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return dict(options)
+    names = {parameter.name for parameter in parameters}
+    return {name: value for name, value in options.items() if name in names}
+
+
+# ---------------------------------------------------------------- one cell
+
+@dataclass
+class Cell:
+    scenario: str
+    stage: str
+    outcome: str
+    stop_reason: str | None
+    turns: int
+    input_tokens: int
+    answer: str = ""
+    error: str = ""
+    workspace: Path | None = None
+
+    def row(self) -> dict:
+        return {key: getattr(self, key) for key in ROW_KEYS}
+
+
+def outcome_of(scenario: Scenario, result: dict | None, error: Exception | None,
+               workspace: Path, before: Snapshot) -> str:
+    """The one place a run becomes an outcome; damage trumps everything, since it outlives the run."""
+    if damaged_paths(before, snapshot(workspace), scenario.may_write):
+        return "damaged"
+    if isinstance(error, Runaway):
+        return "runaway"
+    if error is not None or result is None:
+        return "crashed"
+    return "completed" if scenario.passes(result, workspace, before) else "stopped"
+
+
+def damaged_paths(before: Snapshot, after: Snapshot, may_write: tuple[str, ...]) -> list[str]:
+    """Files that were there before and are now gone or different, other than those the task may write."""
+    return [path for path, data in before.items() if path not in may_write and after.get(path) != data]
+
+
+def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log_runs: bool = False) -> Cell:
+    """Set the scenario up in ``workspace``, run ``stage`` on it, and judge the outcome."""
+    agent = load_stage(stage)
+    scenario.setup(workspace)
+    before = snapshot(workspace)
+    # The capped client keeps every reply's usage: a runaway or a crash returns no result to read
+    # the bill from, yet its bill is the point.
+    client = capped(make_client(scenario.model, **scenario.client_options), scenario.cap)
+    options = dict(scenario.options, **({} if log_runs else {"runs_log": False}))
+    result = error = None
+    try:
+        result = as_dict(agent.run(scenario.task, client=client, model=scenario.model, workspace=workspace,
+                                   trace=trace, **accepted_options(agent.run, options)))
+    except Exception as escaped:  # a crash is an outcome to record, not a reason to stop the ladder
+        error = escaped
+    return Cell(
+        scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before),
+        stop_reason=result.get("stop_reason") if result else None,
+        turns=result["turns"] if result else len(client.usages),
+        input_tokens=sum(usage.input_tokens for usage in client.usages),
+        answer=(result or {}).get("answer") or "", error=f"{type(error).__name__}: {error}" if error else "",
+        workspace=workspace,
+    )
+
+
+@contextmanager
+def scratch_workspace():
+    """A fresh copy of the sample workspace, removed afterwards (the ladder makes dozens)."""
+    with tempfile.TemporaryDirectory(prefix="agent-course-ladder-") as folder:
+        yield prepare_workspace(shutil.copytree(SAMPLE, Path(folder) / "workspace"))
+
+
+# ---------------------------------------------------------------- the whole ladder
+
+def run_ladder(stages: list[str] | None = None, scenarios: list[Scenario] = SCENARIOS) -> list[dict]:
+    """Every scenario against every stage: a list of rows with ROW_KEYS."""
+    stages = stages or stage_names()
+    rows = []
+    for scenario in scenarios:
+        for stage in stages:
+            with scratch_workspace() as workspace:
+                rows.append(run_cell(stage, scenario, workspace).row())
+    return rows
+
+
+def cell_text(row: dict) -> str:
+    """One cell of the table: the outcome, with the stop reason and the number of turns where they say something."""
+    outcome, turns = row["outcome"], row["turns"]
+    plural = "" if turns == 1 else "s"
+    if outcome == "completed":
+        return f"completed · {turns} turn{plural}"
+    if outcome == "stopped":
+        return f"stopped: {row['stop_reason']} · {turns} turn{plural}"
+    if outcome == "runaway":
+        return f"runaway · {turns} calls"
+    return outcome
+
+
+def markdown(rows: list[dict] | None = None) -> str:
+    """The ladder as a markdown table: scenarios down, stages across (the docs include it at build time)."""
+    rows = run_ladder() if rows is None else rows
+    stages = sorted({row["stage"] for row in rows})
+    scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
+    cells = {(row["scenario"], row["stage"]): cell_text(row) for row in rows}
+    lines = ["| scenario | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
+    for scenario in scenarios:
+        lines.append(f"| `{scenario}` | " + " | ".join(cells.get((scenario, stage), "") for stage in stages) + " |")
+    return "\n".join(lines)
+
+
+def rank(outcome: str) -> int:
+    return OUTCOMES.index(outcome)
+
+
+def rule_violations(rows: list[dict]) -> list[str]:
+    """Where the ladder's rule is broken: a stage that breaks a completed scenario, or fixes nothing."""
+    outcomes = {(row["stage"], row["scenario"]): row["outcome"] for row in rows}
+    stages = sorted({row["stage"] for row in rows})
+    scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
+    violations = []
+    for earlier, later in zip(stages, stages[1:]):
+        pairs = [(outcomes[earlier, name], outcomes[later, name], name) for name in scenarios]
+        violations += [f"{later} no longer completes {name}, which {earlier} completes ({new})"
+                       for old, new, name in pairs if old == "completed" and new != "completed"]
+        if not any(rank(new) > rank(old) for old, new, _ in pairs):
+            violations.append(f"{later} improves no scenario that {earlier} fails")
+    return violations

@@ -1,0 +1,67 @@
+"""Statistics over the runs log: what ``python -m course stats`` prints.
+
+Seed 000 names the three numbers without which a team cannot improve an agent: how many turns a
+task took, which tool failed how often, and how often runs were cut off. Every run of s03 and
+later appends one line to the runs log (``course/runlog.py``); this module adds them up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from . import runlog
+from .models import CourseError
+
+NATURAL_END = "end_turn"
+
+
+def read_log(path: Path | None = None) -> list[dict]:
+    """The records of the runs log, or a one-line error naming the file if a line is not JSON."""
+    try:
+        return runlog.read(path)
+    except ValueError as error:
+        raise CourseError(f"{path or runlog.log_path()} is not a runs log (a line is not JSON: {error})") from None
+
+
+def summarise(records: list[dict]) -> dict:
+    """Runs, the share of each stop reason, turns (mean, max), and tool calls and errors by tool."""
+    runs = len(records)
+    reasons = Counter(record.get("stop_reason") for record in records)
+    turns = [record.get("turns") or 0 for record in records]
+    calls, errors = Counter(), Counter()
+    for record in records:
+        calls.update(record.get("tool_calls") or {})
+        errors.update(record.get("tool_errors") or {})
+    return {
+        "runs": runs,
+        "stop_reasons": {reason: count / runs for reason, count in reasons.most_common()},
+        "cut_off": sum(count for reason, count in reasons.items() if reason != NATURAL_END) / runs if runs else 0.0,
+        "turns": {"mean": sum(turns) / runs if runs else 0.0, "max": max(turns, default=0)},
+        "tools": {tool: {"calls": calls[tool], "errors": errors[tool]} for tool in sorted(calls | errors)},
+    }
+
+
+def table(summary: dict, path: Path) -> str:
+    """The summary as a few aligned lines for a terminal."""
+    if not summary["runs"]:
+        return f"no runs logged in {path} yet: runs of s03 and later stages are logged there"
+    lines = [f"runs log: {path}",
+             f"runs: {summary['runs']}",
+             f"turns: mean {summary['turns']['mean']:.1f}, max {summary['turns']['max']}",
+             f"cut off (any stop but {NATURAL_END}): {summary['cut_off']:.0%}",
+             "", f"{'stop reason':<16}{'share':>7}"]
+    lines += [f"{str(reason):<16}{share:>7.0%}" for reason, share in summary["stop_reasons"].items()]
+    lines += ["", f"{'tool':<16}{'calls':>7}{'errors':>8}{'failed':>8}"]
+    for tool, counts in summary["tools"].items():
+        failed = counts["errors"] / counts["calls"] if counts["calls"] else 0.0
+        lines.append(f"{tool:<16}{counts['calls']:>7}{counts['errors']:>8}{failed:>8.0%}")
+    return "\n".join(lines)
+
+
+def report(path: Path | None = None, *, as_json: bool = False) -> str:
+    """What the ``stats`` command prints for the runs log at ``path`` (default: the runs log's place)."""
+    path = Path(path) if path else runlog.log_path()
+    summary = summarise(read_log(path))
+    return json.dumps(summary, ensure_ascii=False) if as_json else table(summary, path)

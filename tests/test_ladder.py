@@ -1,0 +1,128 @@
+"""The ladder: every scenario against every stage, pinned; and the rule that each stage fixes one and breaks none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import course
+from course import ladder, runlog
+from course.__main__ import main
+from course.ladder import outcome_of, rule_violations
+from course.scenarios import SCENARIOS, Scenario, scenario_named
+
+# The expected matrix: scenarios down, stages across. "stopped:REASON" pins the stop reason too.
+EXPECTED = """
+scenario     s00        s01        s02                s03
+list         completed  completed  completed          completed
+summarise    completed  completed  completed          completed
+report       stopped    completed  completed          completed
+total        stopped    completed  completed          completed
+find         completed  completed  completed          completed
+looping      stopped    runaway    runaway            stopped:no_progress
+long-budget  stopped    runaway    runaway            stopped:token_budget
+cut          stopped    stopped    stopped            stopped:max_tokens
+outage       crashed    crashed    stopped:api_error  stopped:api_error
+"""
+
+
+def expected_matrix() -> dict[str, dict[str, str]]:
+    """{stage: {scenario: expected cell}} from the table above."""
+    header, *rows = [line.split() for line in EXPECTED.strip().splitlines()]
+    return {stage: {row[0]: row[column] for row in rows} for column, stage in enumerate(header) if column}
+
+
+EXPECTED_STAGES = list(expected_matrix())
+PRESENT = [stage for stage in EXPECTED_STAGES if stage in ladder.stage_names()]
+
+
+def observed_cell(row: dict) -> str:
+    """A row in the table's notation: the outcome, with the stop reason where the table pins one."""
+    return f"{row['outcome']}:{row['stop_reason']}" if row["outcome"] == "stopped" else row["outcome"]
+
+
+def matches(expected: str, row: dict) -> bool:
+    return observed_cell(row) == expected if ":" in expected else row["outcome"] == expected
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory):
+    """The ladder over the expected stages present, run once for this module (a few seconds)."""
+    with pytest.MonkeyPatch.context() as patch:  # the offline environment of conftest, for the whole module
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
+            patch.delenv(name, raising=False)
+        patch.setenv(runlog.ENVIRONMENT_VARIABLE, str(tmp_path_factory.mktemp("ladder") / "runs.jsonl"))
+        return ladder.run_ladder(PRESENT)
+
+
+@pytest.mark.parametrize("stage", EXPECTED_STAGES)
+def test_each_stage_meets_its_row_of_the_ladder(observed, stage):
+    if stage not in PRESENT:
+        pytest.skip(f"{stage} is not present yet")
+    rows = {row["scenario"]: row for row in observed if row["stage"] == stage}
+    wrong = {name: f"expected {expected}, observed {observed_cell(rows[name])}"
+             for name, expected in expected_matrix()[stage].items() if not matches(expected, rows[name])}
+    assert not wrong, f"{stage}: {wrong}"
+
+
+def test_every_scenario_has_a_row_in_the_expected_matrix():
+    assert set(expected_matrix()["s00"]) == {scenario.name for scenario in SCENARIOS}
+
+
+def test_every_stage_fixes_a_failure_of_the_one_before_and_breaks_nothing(observed):
+    assert rule_violations(observed) == []
+
+
+def test_rule_violations_name_a_stage_that_breaks_or_fixes_nothing():
+    def row(stage, scenario, outcome):
+        return {"stage": stage, "scenario": scenario, "outcome": outcome}
+    rows = [row("s00", "a", "completed"), row("s00", "b", "crashed"),
+            row("s01", "a", "stopped"), row("s01", "b", "completed"),
+            row("s02", "a", "stopped"), row("s02", "b", "completed")]
+    assert rule_violations(rows) == [
+        "s01 no longer completes a, which s00 completes (stopped)",
+        "s02 improves no scenario that s01 fails",
+    ]
+
+
+def test_a_run_that_loses_or_changes_a_file_damages_the_workspace(workspace):
+    scenario = Scenario("careful", "task", lambda result, workspace, before: True, may_write=("report.txt",))
+    before = course.snapshot(workspace)
+    finished = {"stop_reason": "end_turn", "answer": ""}
+    (workspace / "report.txt").write_text("allowed\n", encoding="utf-8")
+    assert outcome_of(scenario, finished, None, workspace, before) == "completed"
+    (workspace / "memo.md").write_text("overwritten\n", encoding="utf-8")
+    assert outcome_of(scenario, finished, None, workspace, before) == "damaged"
+    (workspace / "memo.md").write_bytes(before["memo.md"])
+    (workspace / "todo.md").unlink()
+    assert outcome_of(scenario, None, course.Runaway(5), workspace, before) == "damaged"
+
+
+def test_a_correct_workspace_does_not_complete_a_run_cut_short(workspace):
+    scenario = scenario_named("report")
+    before = course.snapshot(workspace)
+    (workspace / "report.txt").write_text("Files: 5\n" + "\n".join(before) + "\n", encoding="utf-8")
+    assert outcome_of(scenario, {"stop_reason": "end_turn"}, None, workspace, before) == "completed"
+    assert outcome_of(scenario, {"stop_reason": "no_progress"}, None, workspace, before) == "stopped"
+
+
+def test_markdown_shows_scenarios_down_and_stages_across(observed):
+    table = ladder.markdown(observed).splitlines()
+    assert table[0].split("|")[2:-1] == [f" {stage} " for stage in PRESENT]
+    assert [line.split("|")[1].strip(" `") for line in table[2:]] == [scenario.name for scenario in SCENARIOS]
+    assert "| `list` | completed · 2 turns |" in table[2]
+
+
+def test_ladder_command_prints_the_table_or_the_json(observed, monkeypatch, capsys):
+    monkeypatch.setattr(ladder, "run_ladder", lambda: observed)
+    assert main(["ladder", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == observed
+    assert main(["ladder"]) == 0
+    assert "The ladder holds" in capsys.readouterr().out
+
+
+def test_run_command_plays_a_scenario_with_a_trace(capsys):
+    assert main(["run", "s01", "--scenario", "report"]) == 0
+    out = capsys.readouterr().out
+    assert "→ write_file" in out and "outcome: completed · 3 turns" in out

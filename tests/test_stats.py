@@ -1,0 +1,88 @@
+"""`python -m course stats`: the three numbers of seed 000 over the runs log."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import load_stage
+from course import CourseError, ladder, runlog
+from course.__main__ import main
+from course.stats import report, summarise
+
+# Four runs, as s03 logs them (one JSON object a line).
+LOG = """\
+{"stage": "s03", "model": "offline", "task": "report", "stop_reason": "end_turn", "turns": 3, "tool_calls": {"list_files": 1, "write_file": 1}, "tool_errors": {}, "usage": {"input_tokens": 1640, "output_tokens": 90}, "duration_s": 0.02}
+{"stage": "s03", "model": "offline", "task": "summarise", "stop_reason": "end_turn", "turns": 2, "tool_calls": {"read_file": 2}, "tool_errors": {"read_file": 1}, "usage": {"input_tokens": 1072, "output_tokens": 80}, "duration_s": 0.02}
+{"stage": "s03", "model": "offline-looping", "task": "report", "stop_reason": "no_progress", "turns": 4, "tool_calls": {"list_files": 1, "write_file": 3}, "tool_errors": {}, "usage": {"input_tokens": 2309, "output_tokens": 120}, "duration_s": 0.05}
+
+{"stage": "s03", "model": "offline-long-200", "task": "ledger", "stop_reason": "token_budget", "turns": 31, "tool_calls": {"list_files": 1, "read_file": 30}, "tool_errors": {"read_file": 2}, "usage": {"input_tokens": 58000, "output_tokens": 1500}, "duration_s": 0.8}
+"""
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    path.write_text(LOG, encoding="utf-8")
+    return path
+
+
+def test_stats_count_runs_and_the_share_of_each_stop_reason(log):
+    summary = summarise(runlog.read(log))
+    assert summary["runs"] == 4
+    assert summary["stop_reasons"] == {"end_turn": 0.5, "no_progress": 0.25, "token_budget": 0.25}
+    assert summary["cut_off"] == 0.5
+
+
+def test_stats_give_mean_and_max_turns(log):
+    assert summarise(runlog.read(log))["turns"] == {"mean": 10.0, "max": 31}
+
+
+def test_stats_add_up_tool_calls_and_errors_by_tool(log):
+    assert summarise(runlog.read(log))["tools"] == {
+        "list_files": {"calls": 3, "errors": 0},
+        "read_file": {"calls": 32, "errors": 3},
+        "write_file": {"calls": 4, "errors": 0},
+    }
+
+
+def test_stats_table_shows_the_three_numbers(log):
+    table = report(log)
+    assert "runs: 4" in table
+    assert "turns: mean 10.0, max 31" in table
+    assert "cut off (any stop but end_turn): 50%" in table
+    assert any(line.split() == ["read_file", "32", "3", "9%"] for line in table.splitlines())
+
+
+def test_stats_command_reads_the_runs_log_named_by_the_environment(log, monkeypatch, capsys):
+    monkeypatch.setenv(runlog.ENVIRONMENT_VARIABLE, str(log))
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == summarise(runlog.read(log))
+
+
+def test_stats_on_an_empty_log_say_there_is_nothing_yet(tmp_path):
+    assert report(tmp_path / "none.jsonl").startswith("no runs logged in")
+    assert summarise([])["runs"] == 0
+
+
+def test_stats_on_a_broken_log_are_one_line_of_error(tmp_path, capsys):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n", encoding="utf-8")
+    with pytest.raises(CourseError):
+        report(broken)
+    assert main(["stats", "--log", str(broken)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error:") and error.count("\n") == 1
+
+
+def test_stats_count_the_runs_a_stage_logs(workspace):
+    if "s03" not in ladder.stage_names():
+        pytest.skip("s03 (the first stage with a runs log) is not present yet")
+    s03 = load_stage("s03")
+    s03.run("List the files in the workspace", model="offline", workspace=workspace)
+    s03.run("List the files in the workspace", model="offline-looping", workspace=workspace, max_turns=1)
+    summary = summarise(runlog.read())
+    assert summary["runs"] == 2
+    assert summary["stop_reasons"] == {"end_turn": 0.5, "max_turns": 0.5}
+    assert summary["tools"]["list_files"] == {"calls": 2, "errors": 0}
