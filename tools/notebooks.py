@@ -579,7 +579,7 @@ def s02_cells() -> list:
         print("stop_reason:", state.stop_reason, "| answer:", state.answer)
         """),
         markdown("""
-        The failed call changed nothing but `stop_reason`: no turn was counted, no message added, and
+        The failed call changed only `stop_reason` and `answer`: no turn was counted, no message added, and
         the two turns already done were kept. With the state in one object, a run that stopped on an
         outage can go on later from where it was.
         """),
@@ -816,7 +816,7 @@ def s03_cells() -> list:
         markdown("""
         ## 6. Metrics and the runs log
 
-        Every run above (except the ones with `runs_log=False`) appended one JSON line to the runs log.
+        Every run above appended one JSON line to the runs log (`run(..., runs_log=False)` opts out).
         Seed 000 names the three numbers a team needs to improve an agent: how many turns a task took,
         which tool failed how often, and how often runs were cut off. Here is the last line, then the
         summary that `python -m course stats` prints (this notebook pointed `AGENT_COURSE_RUNS_LOG` at
@@ -1322,10 +1322,10 @@ def s05_cells() -> list:
         markdown("""
         ## 6. When the history no longer fits
 
-        A model's context window caps the prompt. Claude's is 200,000 tokens; the offline model's can be
-        set per client, and a window of 20,000 tokens (the size of some small local models' setting)
-        makes the overflow arrive in seconds. Past it, the API refuses the call with a 400 "prompt is too
-        long". s04 stops there, with the reason (it does not crash: s02 taught it that); s05 finishes.
+        A model's context window caps the prompt: 200,000 tokens or more for Claude. The offline model's
+        window can be set per client, and a small one, 20,000 tokens, makes the overflow arrive in
+        seconds. Past it, the API refuses the call with a 400 "prompt is too long". s04 stops there,
+        with the reason (it does not crash: s02 taught it that); s05 finishes.
         """),
         code("""
         WINDOW = 20_000
