@@ -8,7 +8,9 @@ runs, so that prose cannot drift from the code it describes.
 from __future__ import annotations
 
 import html
+import importlib
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -24,7 +26,9 @@ import course
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REPORT_TASK = "List the files and write their count and names to report.txt"
-CHAPTERS = {"s00": "s00-one-call", "s01": "s01-closed-loop"}
+CHAPTERS = {"s00": "s00-one-call", "s01": "s01-closed-loop", "s02": "s02-loop-state",
+            "s03": "s03-stop-conditions", "s04": "s04-error-feedback", "s05": "s05-pruning",
+            "s06": "s06-permission-gates"}
 
 # Loaded into the build subprocess through PYTHONPATH: the same rule as tests/conftest.py.
 NO_NETWORK = '''
@@ -77,6 +81,33 @@ def page_text(site: Path, page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", article))
 
 
+def page_tables(site: Path, page: str) -> list[list[list[str]]]:
+    """The tables of a built page's article: each a list of rows, each row a list of cell texts."""
+    raw = (site / page / "index.html").read_text(encoding="utf-8")
+    article = raw[raw.index("<article"):raw.index("</article>")]
+    return [[[html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+              for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+             for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+            for table in re.findall(r"<table>(.*?)</table>", article, re.S)]
+
+
+def table_with(site: Path, page: str, first_header: str) -> list[list[str]]:
+    """The table of a page whose first column is headed ``first_header``."""
+    found = [table for table in page_tables(site, page) if table and table[0][0] == first_header]
+    assert found, f"{page} has no table headed {first_header!r}"
+    return found[0]
+
+
+def number(cell: str) -> float:
+    return float(cell.replace(",", "").rstrip("×"))
+
+
+def answers(text: str) -> list[tuple[str, int, int, int]]:
+    """The answer lines of the traces on a page: (stop reason, turns, input tokens, output tokens)."""
+    return [(reason, int(turns), int(tokens_in), int(tokens_out)) for reason, turns, tokens_in, tokens_out in
+            re.findall(r"answer \((\w+), (\d+) turns?, (\d+) input \+ (\d+) output tokens\)", text)]
+
+
 def section(stage: str, name: str) -> list[str]:
     """The lines of a snippet section of a stage file, markers excluded."""
     source = (ROOT / stage / "agent.py").read_text(encoding="utf-8")
@@ -102,9 +133,22 @@ def test_the_hook_is_not_published(site):
 
 
 def test_no_placeholder_is_left_in_the_built_pages(site):
+    kinds = "|".join(load_hook().KINDS)
     for page in site.rglob("*.html"):
         raw = page.read_text(encoding="utf-8")
-        assert not re.search(r"<!--\s*(diff|trace|ladder)\b", raw), f"unexpanded placeholder in {page}"
+        assert not re.search(rf"<!--\s*({kinds})\b", raw), f"unexpanded placeholder in {page}"
+
+
+def test_every_page_is_in_the_navigation():
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[1]
+    assert {page.name for page in DOCS.glob("*.md")} == set(re.findall(r"[\w-]+\.md", nav))
+
+
+def test_the_home_page_links_every_chapter_and_promises_none():
+    home = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert "coming" not in home
+    for chapter in CHAPTERS.values():
+        assert f"({chapter}.md)" in home
 
 
 # ---------------------------------------------------------------- chapters show the code as it is
@@ -157,6 +201,135 @@ def test_the_quoted_api_error_is_the_one_the_offline_model_sends(site):
     assert str(refused.value) in page_text(site, "s01-closed-loop")
 
 
+# ---------------------------------------------------------------- what the prose of s02-s04 says about its runs
+
+def test_the_state_chapter_shows_transitions_and_the_outage_s01_loses(site):
+    text = page_text(site, "s02-loop-state")
+    assert text.count("↻ continue: tool_results_written") >= 2
+    assert ("end_turn", 3) in [answer[:2] for answer in answers(text)]
+    # The seeded outage: s01 wrote report.txt, then lost the run to the error; s02 stops and says why.
+    crash = text.index("error: the API answered 529")
+    assert text.rindex("wrote", 0, crash) > text.rindex("── turn 1 · model", 0, crash)
+    stopped = [answer for answer in answers(text) if answer[0] == "api_error"]
+    assert stopped and stopped[0][1] >= 1, "the outage should strike after at least one turn"
+    outage = {row[0]: row[1:] for row in table_with(site, "ladder", "scenario")}["outage"]
+    stages = table_with(site, "ladder", "scenario")[0][1:]
+    assert [outage[stages.index(stage)] for stage in ("s00", "s01")] == ["crashed", "crashed"]
+    assert all(cell.startswith("stopped: api_error") for cell in outage[stages.index("s02"):])
+
+
+def test_the_stop_chapter_shows_each_stop(site):
+    text = page_text(site, "s03-stop-conditions")
+    reasons = [answer[0] for answer in answers(text)]
+    for reason in ("end_turn", "no_progress", "max_turns", "token_budget", "max_tokens", "refusal"):
+        assert reason in reasons, f"no trace ends with {reason}"
+    limits = importlib.import_module("s03.agent").Limits()
+    assert f"called {limits.max_repeats} times in a row" in text
+    assert f"the last {limits.max_consecutive_errors} tool calls failed" in text
+    assert ("max_turns", 5) in [answer[:2] for answer in answers(text)]  # max_turns=5 in the placeholder
+    assert ("max_tokens", 1) in [answer[:2] for answer in answers(text)]
+    assert "answer (max_tokens, 1 turn," in text  # one turn, not "1 turns"
+
+
+def test_the_stop_chapter_states_the_defaults_of_the_code(site):
+    limits = importlib.import_module("s03.agent").Limits()
+    rows = table_with(site, "s03-stop-conditions", "limit")[1:]
+    stated = {row[0]: int(row[1].replace(",", "")) for row in rows}
+    assert stated == {name: getattr(limits, name) for name in stated}
+    assert set(stated) == {"max_turns", "token_budget", "max_repeats", "max_consecutive_errors"}
+
+
+def test_the_stop_chapter_shows_what_the_stops_save(site):
+    rows = {row[0]: row[1:] for row in table_with(site, "s03-stop-conditions", "scenario")[1:]}
+    for scenario in ("looping", "long-budget"):
+        before, after = rows[scenario]
+        assert before.startswith("runaway") and after.startswith("stopped")
+        billed = [number(re.search(r"([\d,]+) input tokens", cell).group(1)) for cell in (before, after)]
+        assert billed[1] < billed[0]
+
+
+def test_the_bill_grows_with_the_square_of_the_turns(site):
+    """The prose of s03 reads this table: per-call input grows linearly, the history part about
+    quadruples when the turns double, the bill's ratio climbs towards four, the formula lands close."""
+    calls = table_with(site, "s03-stop-conditions", "model call")[1:]
+    added = [number(row[2]) for row in calls[2:]]
+    assert added and max(added) - min(added) <= 0.5 * max(added)  # about the same each turn
+    assert number(calls[-1][3]) == sum(number(row[1]) for row in calls)
+    header, *rows = table_with(site, "s03-stop-conditions", "turns N")
+    turns = [int(row[0]) for row in rows]
+    assert all(later == 2 * earlier for earlier, later in zip(turns, turns[1:]))
+    bill_ratios = [number(row[header.index("billed ÷ row above")]) for row in rows[1:]]
+    history_ratios = [number(row[header.index("history ÷ row above")]) for row in rows[1:]]
+    assert all(3.5 <= ratio <= 5 for ratio in history_ratios)
+    assert bill_ratios == sorted(bill_ratios) and all(2 < ratio < 4 for ratio in bill_ratios)
+    for row in rows:
+        formula, billed = number(row[header.index("N·T0 + t·N²/2")]), number(row[header.index("input billed")])
+        assert abs(formula - billed) <= 0.1 * billed
+
+
+def test_the_stop_chapter_shows_the_stats_of_its_runs(site):
+    text = page_text(site, "s03-stop-conditions")
+    assert "runs log: runs/runs.jsonl" in text and "/tmp/" not in text
+    for line in ("cut off (any stop but end_turn):", "stop reason", "tool              calls  errors  failed"):
+        assert line in text
+
+
+def test_the_error_chapter_puts_bare_and_actionable_errors_side_by_side(site):
+    text = page_text(site, "s04-error-feedback")
+    bare = re.findall(r"^✗ (Error: .*)$", text, re.M)
+    actionable = [json.loads(line) for line in re.findall(r"^✗ (\{.*\})$", text, re.M)]
+    assert len(bare) >= 5 and len(actionable) >= 5
+    assert all(set(error) == {"ok", "error", "message", "hint"} and error["ok"] is False for error in actionable)
+    assert "nearest existing names: memo.md" in text
+
+
+def test_the_error_chapter_compares_the_same_scenario_on_both_stages(site):
+    text = page_text(site, "s04-error-feedback")
+    start = text.index("The same mistake, the two kinds of error")
+    pair = text[start:text.index("The other wrong calls")]
+    (bare, actionable) = answers(pair)
+    assert bare[0] == "no_progress" and actionable[0] == "end_turn"
+    assert actionable[1] <= bare[1]                   # no more turns than the bare error spends failing
+    assert actionable[2] <= 1.5 * bare[2]             # "about as much"
+    assert pair.count("\n   ✗ ") == 3 + 1             # three failures on s03, one on s04
+    header, *rows = table_with(site, "s04-error-feedback", "stage")
+    assert [(row[0], row[1], int(row[2]), number(row[3]), number(row[4])) for row in rows] == [
+        ("s03", *bare), ("s04", *actionable)]
+
+
+def test_the_error_chapter_shows_text_calls_recovered_and_missed(site):
+    text = page_text(site, "s04-error-feedback")
+    assert ("end_turn", 1) in [answer[:2] for answer in answers(text)]  # s03 takes the text for an answer
+    assert "↻ continue: text_calls_recovered" in text
+    rows = table_with(site, "s04-error-feedback", "the reply's text")[1:]
+    runs = [row[2] for row in rows]
+    assert all(found != "nothing" for found in runs[:4]) and runs[4:] == ["nothing"] * (len(runs) - 4)
+    assert "[cut: " in text and "characters not shown" in text
+
+
+def test_the_instructors_guide_lists_every_exercise_of_the_code(site):
+    from course import exercises
+
+    rows = table_with(site, "instructors", "stage")[1:]
+    listed = {(row[0], row[1], row[2]) for row in rows if row[1]}
+    for agent in sorted(ROOT.glob("s[0-9][0-9]/agent.py")):
+        stage = agent.parent.name
+        try:
+            regions = exercises.stage_regions(stage)
+        except course.CourseError:
+            continue  # the table shows the refusal instead (another test would pin the markers)
+        for region in regions:
+            assert (stage, str(region.number), region.title) in listed
+
+
+def test_the_ladder_page_shows_every_scenario_and_stage(site):
+    from course import ladder, scenarios
+
+    header, *rows = table_with(site, "ladder", "scenario")
+    assert header[1:] == ladder.stage_names()
+    assert [row[0] for row in rows] == [scenario.name for scenario in scenarios.SCENARIOS]
+
+
 def test_the_notebooks_named_in_the_docs_exist():
     named = {name for page in DOCS.glob("*.md")
              for name in re.findall(r"s\d\d/\w+\.ipynb", page.read_text(encoding="utf-8"))}
@@ -199,7 +372,20 @@ def test_snippet_markers_in_a_generated_diff_are_escaped():
     ("<!-- diff s00 s99 -->", "s99/agent.py does not exist"),
     ("<!-- diff s00 -->", "expected <!-- diff sNN sMM -->"),
     ('<!-- trace s01 "List the files" turns=3 -->', "unknown option"),
+    ('<!-- trace s01 "List the files" max_turns=3 -->', "not a parameter of s01's run()"),
     ("<!-- trace s01 -->", "expected <!-- trace sNN"),
+    ('<!-- trace s02 "List the files" faults=2 -->', "faults must be a share"),
+    ('<!-- trace s02 "List the files" seed=3 -->', "seed=N goes with faults=RATE"),
+    ("<!-- trace s03 scenario=looping model=offline -->", "a scenario sets its own task"),
+    ("<!-- trace s03 scenario=nowhere -->", "no scenario is called 'nowhere'"),
+    ('<!-- tokens s03 "List the files" cap=0 -->', "cap must be a positive whole number"),
+    ("<!-- growth s03 turns=2,4 -->", "at least 3"),
+    ('<!-- tool s04 read_file {"path": -->', "the arguments are not JSON"),
+    ('<!-- tool s04 read_file {"path": "memo.md"} tail=x -->', "unknown option"),
+    ("<!-- textcalls s00 -->", "s00/agent.py has no calls_written_as_text()"),
+    ("<!-- compare s02 -->", "expected <!-- compare sNN sMM SCENARIO"),
+    ("<!-- stats s99 -->", "s99/agent.py does not exist"),
+    ("<!-- exercises now -->", "takes no arguments"),
 ])
 def test_a_placeholder_that_cannot_be_honoured_fails_with_its_place(placeholder, complaint):
     with pytest.raises(PluginError, match=re.escape(complaint)) as failure:
@@ -219,3 +405,43 @@ def test_the_ladder_placeholder_fails_without_course_ladder(monkeypatch):
     monkeypatch.setattr(hook.importlib, "import_module", without_ladder)
     with pytest.raises(PluginError, match="course.ladder"):
         hook.expand("<!-- ladder -->\n")
+
+
+def test_a_token_table_lists_every_call_and_adds_up_the_bill():
+    hook = load_hook()
+    table = hook.token_table("s01", REPORT_TASK)
+    rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
+    billed = int(re.search(r"(\d+) input \+", hook.trace("s01", REPORT_TASK)).group(1))
+    assert len(rows) == 3 and int(rows[-1][3].replace(",", "")) == billed
+
+
+def test_a_tool_placeholder_shows_what_the_dispatcher_answers(workspace):
+    s04 = importlib.import_module("s04.agent")
+    text, is_error = s04.run_tool(workspace, "read_file", {"path": "meom.md"})
+    shown = load_hook().generate("tool", 's04 read_file {"path": "meom.md"}')
+    assert is_error and f"✗ {text}" in shown
+
+
+def test_an_outage_in_a_trace_is_printed_as_the_command_line_prints_it():
+    printed = load_hook().trace("s01", "List the files", faults=1.0)
+    assert printed.strip() == "error: the API answered 529: Overloaded (the API is overloaded; retry later)"
+
+
+def test_a_scenario_trace_runs_the_scenario():
+    from course import scenarios
+
+    printed = load_hook().trace("s03", None, scenario="looping")
+    assert scenarios.scenario_named("looping").task
+    assert "answer (no_progress," in printed
+
+
+def test_a_shortened_trace_says_how_much_it_left_out():
+    line = load_hook().shortened("x" * 50 + "\n", 10)
+    assert line == "xxxxxxxxxx… (40 more characters on this line, left out on this page)\n"
+    assert load_hook().shortened("short\n", 10) == "short\n"
+
+
+def test_text_call_samples_are_shown_without_markup():
+    table = load_hook().generate("textcalls", "s04")
+    assert "<tool_call>" not in table and "&lt;tool&#95;call&gt;" in table
+    assert "&#96;&#96;&#96;json" in table

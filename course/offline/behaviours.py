@@ -77,3 +77,4 @@ def _load() -> None:
     # Importing the behaviour modules registers them; done lazily to avoid import cycles.
     from . import tutor, misbehaving  # noqa: F401
     from . import long_tasks  # noqa: F401
+    from . import faulty_callers  # noqa: F401
