@@ -91,6 +91,9 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
     print(f"\nanswer ({data['stop_reason']}, {turns}, "
           f"{data['usage']['input_tokens']} input + {data['usage']['output_tokens']} output tokens):")
     print(data["answer"] or "(no text)")
+    explanation = as_dict(result).get("explanation")
+    if data["stop_reason"] != "end_turn" and explanation and explanation != data["stop_reason"]:
+        print(f"stopped: {explanation}")
     print(f"workspace: {data['workspace']}")
     if args.json:
         print(json.dumps(data, ensure_ascii=False))

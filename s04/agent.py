@@ -208,7 +208,7 @@ def call_tool(workspace: Path, name: str, arguments):
     """Check the name, then the arguments, and only then run the tool."""
     # >>> exercise 1: Refuse an unknown tool or bad arguments, saying how to fix the call
     if name not in TOOL_FUNCTIONS:
-        closest = difflib.get_close_matches(name, TOOL_FUNCTIONS, n=1, cutoff=0) or ["list_files"]
+        closest = difflib.get_close_matches(str(name), TOOL_FUNCTIONS, n=1, cutoff=0)
         raise ToolError("unknown_tool", f"there is no tool named {name!r}",
                         f"the tools are {', '.join(TOOL_FUNCTIONS)}; the closest is {closest[0]}")
     problems = course.argument_errors(SCHEMAS[name], arguments)
@@ -332,6 +332,7 @@ class LoopState:
     usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
     stop_reason: StopReason | None = None
     answer: str = ""
+    explanation: str = ""   # why the run ended, in one line
 
 
 @dataclass
@@ -340,6 +341,7 @@ class RunResult:
     model: str
     answer: str
     stop_reason: StopReason
+    explanation: str
     turns: int
     usage: dict
     workspace: str
@@ -356,11 +358,11 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
     limit = limit_reached(state, limits)
     if limit:
-        return stop(state, limit[0], limit[1], trace)
+        return stop(state, limit[0], "", trace, limit[1])
     try:
         reply = ask(client, model, state.messages)                    # 1. ask
     except anthropic.APIError as error:  # retries are spent: end the run, keep the history
-        return stop(state, "api_error", f"stopped: {course.explain_api_error(error)}", trace)
+        return stop(state, "api_error", "", trace, course.explain_api_error(error))
     state.turn_count += 1
     add_usage(state.usage, reply.usage)
     state.messages.append(assistant_message(reply))                   # 2. record the reply
@@ -402,7 +404,7 @@ CUT_OR_REFUSED = {
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
     """The turn limit and the token budget, checked before each call: the next call is the cost."""
     if state.turn_count >= limits.max_turns:
-        return "max_turns", (f"turn limit: {state.turn_count} turns taken, the limit is {limits.max_turns}; "
+        return "max_turns", (f"turn limit: {state.turn_count} of {limits.max_turns} turns taken; "
                              "raise max_turns if the task needs more")
     used = state.usage["input_tokens"] + state.usage["output_tokens"]
     if used >= limits.token_budget:
@@ -440,8 +442,8 @@ def tool_results_in(messages: list) -> list:
 
 
 def stop(state: LoopState, reason: StopReason, answer: str, trace, explanation: str | None = None) -> bool:
-    state.stop_reason, state.answer = reason, answer
-    trace("stop", explanation or reason)
+    state.stop_reason, state.answer, state.explanation = reason, answer, explanation or reason
+    trace("stop", state.explanation)
     return False
 
 
@@ -490,7 +492,7 @@ def run(task: str, *, client=None, model: str | None = None, workspace=None, tra
 
     calls, errors = tool_metrics(state.messages)
     result = RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
-                       turns=state.turn_count, usage=state.usage, workspace=str(workspace),
+                       explanation=state.explanation, turns=state.turn_count, usage=state.usage, workspace=str(workspace),
                        messages=state.messages, transitions=state.transitions, tool_calls=calls,
                        tool_errors=errors, duration_s=round(time.perf_counter() - started, 4))
     log_run(result, task, runs_log)

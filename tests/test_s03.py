@@ -35,7 +35,7 @@ def test_stops_at_the_turn_limit(workspace):
     result, client = run_s03(model="offline-looping", workspace=workspace, max_turns=5, max_repeats=100)
     assert result.stop_reason == "max_turns"
     assert result.turns == client.calls == 5
-    assert "max_turns" in result.answer
+    assert result.explanation.startswith("turn limit: 5 of 5 turns taken") and result.answer == ""
     assert_valid_history(result.messages)
 
 
