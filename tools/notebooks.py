@@ -9,6 +9,9 @@ source always writes the same bytes. ``tests/test_notebooks.py`` checks that the
 notebooks are what this file writes, and executes them.
 
 To add a stage's notebook: write a function that returns its cells and add it to ``NOTEBOOKS``.
+Its "Your turn" cell must name each exercise of the stage as ``N. *title*``, exactly as the stage's
+``# >>> exercise N: title`` markers do: writing (and ``--check``) stops with an error otherwise, so a
+renamed exercise cannot leave a notebook pointing at the old one.
 """
 
 from __future__ import annotations
@@ -1357,8 +1360,7 @@ def s05_cells() -> list:
         markdown("""
         ## Your turn
 
-        The exercises of this stage are the regions of `s05/agent.py` marked `# >>> exercise N` in its
-        pruning section:
+        The exercises of this stage are the regions of `s05/agent.py` marked `# >>> exercise N`:
         1. *Mask old tool results, keeping every pair intact* (`mask_old_results`);
         2. *Fold old turns into a summary without breaking a tool_use/tool_result pair* (`summarise_old_turns`).
 
@@ -1693,6 +1695,20 @@ NOTEBOOKS = {
 }
 
 
+def check_exercises_named(relative_path: str, cells: list) -> None:
+    """The "Your turn" cell names every exercise of its stage by number and title, as the stage marks them."""
+    from course.exercises import find_regions
+
+    stage = Path(relative_path).parent.name
+    text = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+    source = (ROOT / stage / "agent.py").read_text(encoding="utf-8")
+    missing = [f"{region.number}. *{region.title}*" for region in find_regions(source, f"{stage}/agent.py")
+               if f"{region.number}. *{region.title}*" not in text]
+    if missing:
+        raise SystemExit(f"{relative_path}: the 'Your turn' cell does not name {', '.join(missing)}; "
+                         f"update it in tools/notebooks.py")
+
+
 def build(relative_path: str) -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata = {
@@ -1701,6 +1717,7 @@ def build(relative_path: str) -> nbformat.NotebookNode:
     }
     stem = Path(relative_path).stem
     notebook.cells = NOTEBOOKS[relative_path]()
+    check_exercises_named(relative_path, notebook.cells)
     for number, cell in enumerate(notebook.cells):
         cell.id = f"{stem.replace('_', '-')}-{number:02d}"  # fixed ids: the same source writes the same file
     nbformat.validate(notebook)
