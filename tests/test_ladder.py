@@ -24,6 +24,11 @@ looping      stopped    runaway    runaway            stopped:no_progress
 long-budget  stopped    runaway    runaway            stopped:token_budget
 cut          stopped    stopped    stopped            stopped:max_tokens
 outage       crashed    crashed    stopped:api_error  stopped:api_error
+typo         stopped    runaway    runaway            stopped:no_progress
+unknown-tool stopped    runaway    runaway            stopped:no_progress
+bad-args     stopped    runaway    runaway            stopped:no_progress
+text-calls   stopped    stopped    stopped            stopped:end_turn
+flood        stopped    crashed    stopped:api_error  stopped:api_error
 """
 
 

@@ -20,10 +20,8 @@ import pytest
 import course
 from conftest import load_stage
 from course.offline import validate_request
+from course.scenarios import scenario_named
 
-SUMMARY_TASK = "Summarise memo.md"
-BAD_ARGS_TASK = "Read memo.md and summarise it"
-TOTAL_TASK = "Read sample.txt and compute the total price"
 REPORT_TASK = "List the files and write their count and names to report.txt"
 
 
@@ -296,64 +294,41 @@ def test_the_history_after_a_text_calls_run_is_valid_for_the_api(s04, workspace)
                 for block in message["content"] if block["type"] == "tool_use"]
 
 
-# ---------------------------------------------------------------- the four runs: s03 cannot finish them, s04 can
+# ---------------------------------------------------------------- the four scenarios: s03 cannot finish them, s04 can
 
-def title_of(workspace, path: str) -> str:
-    return (workspace / path).read_text(encoding="utf-8").splitlines()[0].strip("# ")
-
-
-def summarises_memo(result, workspace) -> bool:
-    return "memo.md" in result.answer and title_of(workspace, "memo.md") in result.answer
+WRONG_CALLS = ["typo", "unknown-tool", "bad-args"]  # the ladder's scenarios (course/scenarios.py)
 
 
-def states_the_total(result, workspace) -> bool:
-    order = (workspace / "sample.txt").read_text(encoding="utf-8")
-    price, quantity = (int(re.search(rf"{word}\D*(\d+)", order).group(1)) for word in ("unit price", "quantity"))
-    return str(price * quantity) in result.answer
-
-
-def reports_every_file(result, workspace) -> bool:
-    report = workspace / "report.txt"
-    if not report.is_file():
-        return False
-    names = sorted(path.name for path in workspace.iterdir() if path.is_file() and path.name != "report.txt")
-    text = report.read_text(encoding="utf-8")
-    return all(name in text for name in names) and re.search(rf"(?<!\d){len(names)}(?!\d)", text) is not None
-
-
-RUNS = {
-    "typo": ("offline-typo", SUMMARY_TASK, summarises_memo),
-    "unknown-tool": ("offline-unknown-tool", TOTAL_TASK, states_the_total),
-    "bad-args": ("offline-bad-args", BAD_ARGS_TASK, summarises_memo),
-    "text-calls": ("offline-text-calls", REPORT_TASK, reports_every_file),
-}
+def play(stage, name: str, workspace):
+    """Run ``stage`` on the ladder scenario ``name``: (result, whether it completed, by the scenario's check)."""
+    scenario = scenario_named(name)
+    before = course.snapshot(workspace)
+    result = stage.run(scenario.task, model=scenario.model, workspace=workspace)
+    return result, scenario.passes(course.as_dict(result), workspace, before)
 
 
 @pytest.mark.exercise(1, 2)
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_s04_completes_the_run(s04, workspace, name):
-    model, task, check = RUNS[name]
-    result = s04.run(task, model=model, workspace=workspace)
+@pytest.mark.parametrize("name", WRONG_CALLS + ["text-calls"])
+def test_s04_completes_the_scenario(s04, workspace, name):
+    result, completed = play(s04, name, workspace)
     assert result.stop_reason == "end_turn"
-    assert check(result, workspace), result.answer
+    assert completed, result.answer
 
 
-@pytest.mark.parametrize("name", ["typo", "unknown-tool", "bad-args"])
+@pytest.mark.parametrize("name", WRONG_CALLS)
 def test_s03_stops_on_no_progress_where_its_bare_errors_teach_nothing(s03, workspace, name):
-    model, task, check = RUNS[name]
-    result = s03.run(task, model=model, workspace=workspace)
-    assert result.stop_reason == "no_progress" and not check(result, workspace)
+    result, completed = play(s03, name, workspace)
+    assert result.stop_reason == "no_progress" and not completed
     calls = [(block["name"], block["input"]) for message in result.messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"]
     assert len(calls) == 3 and len({json.dumps(call, sort_keys=True) for call in calls}) == 1  # the same call, thrice
 
 
 def test_s03_takes_the_first_text_call_for_a_final_answer(s03, workspace):
-    model, task, check = RUNS["text-calls"]
-    result = s03.run(task, model=model, workspace=workspace)
+    result, completed = play(s03, "text-calls", workspace)
     assert result.stop_reason == "end_turn" and result.turns == 1  # "finished in 1 turns" (seed 001)
     assert '"list_files"' in result.answer
-    assert not (workspace / "report.txt").exists() and not check(result, workspace)
+    assert not (workspace / "report.txt").exists() and not completed
 
 
 @pytest.mark.exercise(1, 2)
@@ -362,11 +337,9 @@ def test_the_actionable_error_finishes_in_no_more_turns_than_the_bare_one_spends
     default limits the bare error costs three turns before no-progress stops it (the same call
     three times); the actionable one costs three turns too (wrong name, right name, answer), and
     they buy the answer."""
-    model, task, check = RUNS["typo"]
-    other = shutil.copytree(course.SAMPLE, tmp_path / "workspace")
-    bare = s03.run(task, model=model, workspace=workspace)
-    actionable = s04.run(task, model=model, workspace=other)
-    assert bare.stop_reason == "no_progress" and not check(bare, workspace)
-    assert actionable.stop_reason == "end_turn" and check(actionable, other)
+    bare, bare_completed = play(s03, "typo", workspace)
+    actionable, completed = play(s04, "typo", shutil.copytree(course.SAMPLE, tmp_path / "workspace"))
+    assert bare.stop_reason == "no_progress" and not bare_completed
+    assert actionable.stop_reason == "end_turn" and completed
     assert actionable.turns <= bare.turns
     assert actionable.tool_errors == {"read_file": 1} and bare.tool_errors == {"read_file": 3}
