@@ -664,12 +664,14 @@ def s03_cells() -> list:
         markdown("""
         ## 1. The natural end
 
-        A task the model finishes: nothing changes from s02, except that the result now carries the run's
-        metrics (tool calls and failures per tool, and how long it took).
+        A task the model finishes: nothing changes from s02, except that the result now carries a
+        one-line `explanation` of why the run ended, and the run's metrics (tool calls and failures per
+        tool, and how long it took).
         """),
         code("""
         natural = agent.run(REPORT_TASK, trace=course.TracePrinter())
-        print("stop_reason:", natural.stop_reason, "| turns:", natural.turns, "| usage:", natural.usage)
+        print("stop_reason:", natural.stop_reason, "| explanation:", natural.explanation)
+        print("turns:", natural.turns, "| usage:", natural.usage)
         print("tool_calls:", natural.tool_calls, "| tool_errors:", natural.tool_errors, "| duration_s:", natural.duration_s)
         """),
         markdown("""
@@ -694,12 +696,13 @@ def s03_cells() -> list:
         limited = agent.run(scenarios.LEDGER_TASK, model=LONG_MODEL, workspace=ledger_workspace(),
                             max_turns=8, trace=course.TracePrinter())
         print("stop_reason:", limited.stop_reason, "| turns:", limited.turns)
-        print("answer:", limited.answer)
+        print("explanation:", limited.explanation)
         """),
         markdown("""
-        The limit is checked *before* each call: the next call is what would cost. The model wrote no
-        answer, so the result's `answer` says which limit stopped the run, its value, and what to change
-        if the task really needs more.
+        The limit is checked *before* each call: the next call is what would cost. The result's
+        `explanation` (also the trace's `■ stop` line) says which limit stopped the run, its value, and
+        what to change if the task really needs more; `answer` holds only what the model wrote, and
+        here it wrote none.
         """),
         markdown("""
         ## 3. The token budget
@@ -718,7 +721,7 @@ def s03_cells() -> list:
                              token_budget=full_cost // 2)
         budgeted_cost = budgeted.usage["input_tokens"] + budgeted.usage["output_tokens"]
         print("budget", full_cost // 2, ":", budgeted.stop_reason, "after", budgeted.turns, "turns,", budgeted_cost, "tokens")
-        print("answer:", budgeted.answer)
+        print("explanation:", budgeted.explanation)
         print(f"half the tokens bought {budgeted.turns / full.turns:.0%} of the turns")
         """),
         markdown("""
@@ -769,11 +772,12 @@ def s03_cells() -> list:
         TOTAL_TASK = "Read sample.txt and compute the total price"
         cut = agent.run(TOTAL_TASK, model="offline-verbose")
         print("stop_reason:", cut.stop_reason, "| turns:", cut.turns)
+        print("explanation:", cut.explanation)
         print("the reply ends:", "…" + cut.messages[-1]["content"][-1]["text"][-80:])
         """),
         markdown("""
-        Going on would be pointless: the next reply would be cut the same way. The run stops, and says to
-        raise `MAX_TOKENS` or ask for a shorter answer.
+        Going on would be pointless: the next reply would be cut the same way. The run stops, and its
+        explanation says what to change.
 
         A cut can also fall *inside* a tool call. The API then returns the `tool_use` block without its
         arguments, and it still needs a `tool_result`, or the history is invalid. To see it, measure the
@@ -796,7 +800,7 @@ def s03_cells() -> list:
         print("stop_reason:", cut_call.stop_reason)
         for message in cut_call.messages[1:]:
             for block in message["content"]:
-                print(f"{message['role']:9}", {key: value for key, value in block.items() if key != "text"})
+                print(f"{message['role']:9}", {key: course.shorten(value, 60) if key == "text" else value for key, value in block.items()})
         """),
         markdown("""
         The cut `tool_use` arrived with empty arguments; s03 did not run it, but answered it with an
@@ -1338,7 +1342,7 @@ def s05_cells() -> list:
             client = course.make_client(f"offline-flood-{FILES}", context_window=WINDOW)
             result = stage.run(flood.COUNT_TASK, client=client, model=f"offline-flood-{FILES}", workspace=flood_workspace(FILES))
             print(f"{stage.STAGE}: {result.stop_reason} after {result.turns} turns, {result.usage['input_tokens']:,} input tokens")
-            print("     ", result.answer)
+            print("     ", result.answer if result.stop_reason == "end_turn" else result.explanation)
         """),
         markdown("""
         ## Run it on Claude (or a local model)
