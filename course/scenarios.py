@@ -19,6 +19,7 @@ from typing import Callable
 
 from .models import CourseError
 from .offline import Faults
+from .offline.flood import COUNT_TASK as FLOOD_TASK, error_total, logs
 
 Snapshot = dict[str, bytes]
 Check = Callable[[dict, Path, Snapshot], bool]
@@ -166,6 +167,11 @@ def states_ledger_total(result: dict, workspace: Path, before: Snapshot) -> bool
     return mentions_number(answer_of(result), ledger_total(before))
 
 
+def states_error_total(result: dict, workspace: Path, before: Snapshot) -> bool:
+    """The answer states the number of ERROR lines in every log, as counted from the files."""
+    return mentions_number(answer_of(result), error_total(before))
+
+
 # ---------------------------------------------------------------- the scenarios
 
 SCENARIOS: list[Scenario] = [
@@ -193,6 +199,11 @@ SCENARIOS: list[Scenario] = [
              shows="read_file without its path, fixed only if the error says what it expects"),
     Scenario("text-calls", REPORT_TASK, reports_every_file, model="offline-text-calls", may_write=("report.txt",),
              shows="tool calls written as JSON text, never as tool_use (seed 001)"),
+    # 24 logs of about 950 tokens each: read whole and kept, they pass a 20,000-token window around
+    # the 20th read; masked, the prompt stays near 5,000 tokens.
+    Scenario("flood", FLOOD_TASK, states_error_total, model="offline-flood-24", setup=partial(logs, count=24),
+             client_options={"context_window": 20_000},
+             shows="a long task whose big tool results outgrow a 20,000-token context window (seed 000)"),
 ]
 
 

@@ -28,6 +28,7 @@ typo         stopped    runaway    runaway            stopped:no_progress
 unknown-tool stopped    runaway    runaway            stopped:no_progress
 bad-args     stopped    runaway    runaway            stopped:no_progress
 text-calls   stopped    stopped    stopped            stopped:end_turn
+flood        stopped    crashed    stopped:api_error  stopped:api_error
 """
 
 

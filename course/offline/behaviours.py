@@ -78,3 +78,4 @@ def _load() -> None:
     from . import tutor, misbehaving  # noqa: F401
     from . import long_tasks  # noqa: F401
     from . import faulty_callers  # noqa: F401
+    from . import flood  # noqa: F401

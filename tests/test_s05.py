@@ -1,0 +1,197 @@
+"""Stage s05: pruning the context so a long run neither overflows nor bills the square of its turns.
+
+Exercise 1 is ``mask_old_results``, exercise 2 ``summarise_old_turns``. Every call of s05 is
+preceded by a masking, so every test that runs the loop pins exercise 1; the tests that lower
+the summary threshold pin exercise 2 as well.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import course
+from conftest import load_stage
+from course.offline import validate_request
+from course.offline.flood import COUNT_TASK, error_total, logs
+from course.scenarios import scenario_named
+
+TOKENS_LINE = re.compile(r"^tokens: (\d+) in, (\d+) out; (\d+) input tokens billed so far$")
+
+
+@pytest.fixture
+def s05():
+    return load_stage("s05")
+
+
+class Notes:
+    """A trace that keeps the notes of a run, the lines a learner reads under each turn."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, kind, payload):
+        if kind == "note":
+            self.lines.append(payload)
+
+
+def run_flood(s05, workspace, files: int, trace=None):
+    logs(workspace, files)
+    model = f"offline-flood-{files}"
+    client = course.capped(course.make_client(model), 3 * files + 20)
+    result = s05.run(COUNT_TASK, client=client, model=model, workspace=workspace, trace=trace,
+                     max_turns=3 * files + 20, runs_log=False)
+    return result, client
+
+
+def history(reads: int, errors: tuple[int, ...] = ()) -> list[dict]:
+    """A history of ``reads`` turns, each reading one file, as the loop holds it before its next call."""
+    messages = [{"role": "user", "content": "Read every file"}]
+    for number in range(1, reads + 1):
+        messages.append({"role": "assistant", "content": [
+            {"type": "text", "text": f"I'll read file {number}."},
+            {"type": "tool_use", "id": f"toolu_{number:03d}", "name": "read_file", "input": {"path": f"f{number}.txt"}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{number:03d}", "content": f"content of file {number}\n" * 50,
+             "is_error": number in errors}]})
+    return messages
+
+
+def valid(messages: list) -> bool:
+    validate_request({"model": "offline", "max_tokens": 10, "messages": messages})
+    return True
+
+
+# ---------------------------------------------------------------- exercise 1: masking
+
+@pytest.mark.exercise(1)
+def test_masking_replaces_old_results_with_a_placeholder_naming_the_call_and_how_to_get_it_back(s05):
+    messages = history(5)
+    assert s05.mask_old_results(messages, 2) == 3
+    placeholder = messages[2]["content"][0]["content"]
+    assert placeholder.startswith("[masked")
+    assert "read_file" in placeholder and '"f1.txt"' in placeholder
+    assert str(len("content of file 1\n" * 50)) in placeholder  # what was there: how big it was
+    assert "call it again" in placeholder.lower()                # and how to get it back
+
+
+@pytest.mark.exercise(1)
+def test_masking_keeps_the_latest_results_whole_and_every_pair_intact(s05):
+    original = history(5, errors=(1,))
+    messages = copy.deepcopy(original)
+    s05.mask_old_results(messages, 2)
+    assert messages[-4:] == original[-4:]                         # the last two turns, untouched
+    masked = [message["content"][0] for message in messages[2:7:2]]
+    assert [block["tool_use_id"] for block in masked] == ["toolu_001", "toolu_002", "toolu_003"]
+    assert masked[0]["is_error"] is True and masked[1]["is_error"] is False
+    assert valid(messages)
+    assert s05.mask_old_results(messages, 2) == 0                  # a placeholder is not masked again
+
+
+@pytest.mark.exercise(1)
+def test_a_long_run_masks_all_but_the_last_results_and_completes(s05, workspace):
+    notes = Notes()
+    result, _ = run_flood(s05, workspace, 10, trace=notes)
+    assert result.stop_reason == "end_turn"
+    assert str(error_total(course.snapshot(workspace))) in result.answer
+    contents = [block["content"] for block in s05.tool_results_in(result.messages)]
+    assert all(content.startswith("[masked") for content in contents[:-s05.KEEP_RESULTS])
+    assert not any(content.startswith("[masked") for content in contents[-s05.KEEP_RESULTS:])
+    assert "masked 1 old tool result(s)" in notes.lines
+
+
+# ---------------------------------------------------------------- token accounting
+
+@pytest.mark.exercise(1)
+def test_the_trace_shows_the_tokens_of_every_turn(s05, workspace):
+    notes = Notes()
+    result, client = run_flood(s05, workspace, 6, trace=notes)
+    lines = [TOKENS_LINE.match(line) for line in notes.lines if line.startswith("tokens:")]
+    assert len(lines) == result.turns == 8
+    billed = 0
+    for match, usage in zip(lines, client.usages):
+        billed += usage.input_tokens
+        assert (int(match[1]), int(match[2]), int(match[3])) == (usage.input_tokens, usage.output_tokens, billed)
+    assert billed == result.usage["input_tokens"]
+
+
+@pytest.mark.exercise(1)
+def test_the_peak_prompt_is_the_largest_prompt_sent(s05, workspace):
+    result, client = run_flood(s05, workspace, 8)
+    assert result.peak_prompt_tokens == max(usage.input_tokens for usage in client.usages)
+
+
+# ---------------------------------------------------------------- exercise 2: summarising
+
+@pytest.mark.exercise(2)
+def test_summarising_folds_all_but_the_last_turns_into_a_summary_after_the_task(s05):
+    original = history(7)
+    state = s05.LoopState(messages=copy.deepcopy(original))
+    assert s05.summarise_old_turns(state, course.make_client("offline"), "offline") is True
+    kept = original[-2 * s05.KEEP_TURNS:]
+    assert state.messages[1:] == kept
+    first = state.messages[0]["content"]
+    assert first.startswith("Read every file\n\n" + s05.SUMMARY_HEADING)
+    assert "read_file ×3" in first and "I'll read file 3." in first  # the folded turns' calls and notes
+    assert state.usage["input_tokens"] > 0                           # summarising is billed
+    assert valid(state.messages)
+
+
+@pytest.mark.exercise(2)
+def test_a_history_of_few_turns_is_not_summarised(s05):
+    original = history(s05.KEEP_TURNS)
+    state = s05.LoopState(messages=copy.deepcopy(original))
+    assert s05.summarise_old_turns(state, course.make_client("offline"), "offline") is False
+    assert state.messages == original and state.usage["input_tokens"] == 0
+
+
+@pytest.mark.exercise(1, 2)
+def test_past_the_threshold_older_turns_are_summarised_and_the_run_completes(s05, workspace, monkeypatch):
+    monkeypatch.setattr(s05, "SUMMARY_THRESHOLD", 3_000)
+    notes = Notes()
+    result, client = run_flood(s05, workspace, 15, trace=notes)
+    assert any(line.startswith("summarised older turns") for line in notes.lines)
+    assert result.stop_reason == "end_turn"
+    assert str(error_total(course.snapshot(workspace))) in result.answer
+    first = result.messages[0]["content"]
+    assert first.startswith(COUNT_TASK) and s05.SUMMARY_HEADING in first
+    assert len(client.usages) > result.turns                            # the summaries were model calls...
+    assert result.usage["input_tokens"] == sum(usage.input_tokens for usage in client.usages)  # ...and billed
+
+
+@pytest.mark.exercise(1)
+def test_below_the_threshold_nothing_is_summarised(s05, workspace):
+    notes = Notes()
+    result, client = run_flood(s05, workspace, 6, trace=notes)
+    assert result.messages[0] == {"role": "user", "content": COUNT_TASK}
+    assert not any(line.startswith("summarised") for line in notes.lines)
+    assert len(client.usages) == result.turns
+
+
+# ---------------------------------------------------------------- the failure s05 fixes
+
+def run_scenario(stage: str, name: str, workspace):
+    """A ladder scenario on one stage, as the ladder runs it; the result and whether its check passed."""
+    scenario = scenario_named(name)
+    scenario.setup(workspace)
+    before = course.snapshot(workspace)
+    client = course.capped(course.make_client(scenario.model, **scenario.client_options), scenario.cap)
+    result = course.as_dict(load_stage(stage).run(scenario.task, client=client, model=scenario.model,
+                                                  workspace=workspace, runs_log=False))
+    return result, scenario.passes(result, workspace, before)
+
+
+@pytest.mark.exercise(1)
+def test_s05_completes_the_flood_where_s04_stops_on_prompt_too_long(tmp_path):
+    runs = {stage: run_scenario(stage, "flood", Path(shutil.copytree(course.SAMPLE, tmp_path / stage)))
+            for stage in ("s04", "s05")}
+    s04, s04_passed = runs["s04"]
+    assert s04["stop_reason"] == "api_error" and not s04_passed
+    assert "prompt is too long" in s04["explanation"]  # a clear reason, not a crash
+    s05, s05_passed = runs["s05"]
+    assert s05["stop_reason"] == "end_turn" and s05_passed
+    assert s05["peak_prompt_tokens"] < scenario_named("flood").client_options["context_window"] / 2
