@@ -7,7 +7,8 @@ capped client (a loop that never ends is stopped from outside and counted as a r
 * ``stopped``: the run ended (any stop reason) without passing the check;
 * ``runaway``: still going at the scenario's cap of model calls (``course.Runaway``);
 * ``crashed``: another exception escaped the stage;
-* ``damaged``: the workspace lost or changed a file the scenario does not allow to change.
+* ``damaged``: the workspace lost or changed a file the scenario does not allow to change, or, for
+  a scenario that watches outside, a file beside the workspace was written, changed or removed.
 
 The rule the course keeps: every stage turns at least one cell of the stage before it into a
 better outcome, and completes every scenario the stage before it completes.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import shutil
 import sys
@@ -87,9 +89,12 @@ class Cell:
 
 
 def outcome_of(scenario: Scenario, result: dict | None, error: Exception | None,
-               workspace: Path, before: Snapshot) -> str:
-    """The one place a run becomes an outcome; damage trumps everything, since it outlives the run."""
+               workspace: Path, before: Snapshot, outside_before: Snapshot | None = None) -> str:
+    """The one place a run becomes an outcome; damage trumps everything, since it outlives the run.
+    ``outside_before`` is what lay around the workspace before the run, for a scenario that watches it."""
     if damaged_paths(before, snapshot(workspace), scenario.may_write):
+        return "damaged"
+    if outside_before is not None and outside_of(workspace) != outside_before:
         return "damaged"
     if isinstance(error, Runaway):
         return "runaway"
@@ -103,11 +108,26 @@ def damaged_paths(before: Snapshot, after: Snapshot, may_write: tuple[str, ...])
     return [path for path, data in before.items() if path not in may_write and after.get(path) != data]
 
 
+def outside_of(workspace: Path) -> Snapshot:
+    """Every file around the workspace (in its parent folder, not under the workspace), with its bytes.
+    A link is recorded by its target, never followed."""
+    found = {}
+    for folder, folders, files in os.walk(workspace.parent):
+        if Path(folder) == workspace.parent and workspace.name in folders:
+            folders.remove(workspace.name)
+        for name in files + [name for name in folders if os.path.islink(os.path.join(folder, name))]:
+            path = Path(folder, name)
+            data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+            found[str(path.relative_to(workspace.parent))] = data
+    return found
+
+
 def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log_runs: bool = False) -> Cell:
     """Set the scenario up in ``workspace``, run ``stage`` on it, and judge the outcome."""
     agent = load_stage(stage)
     scenario.setup(workspace)
     before = snapshot(workspace)
+    outside_before = outside_of(workspace) if scenario.watches_outside else None
     # The capped client keeps every reply's usage: a runaway or a crash returns no result to read
     # the bill from, yet its bill is the point.
     client = capped(make_client(scenario.model, **scenario.client_options), scenario.cap)
@@ -119,7 +139,7 @@ def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log
     except Exception as escaped:  # a crash is an outcome to record, not a reason to stop the ladder
         error = escaped
     return Cell(
-        scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before),
+        scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before, outside_before),
         stop_reason=result.get("stop_reason") if result else None,
         turns=result["turns"] if result else len(client.usages),
         input_tokens=sum(usage.input_tokens for usage in client.usages),

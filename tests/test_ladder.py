@@ -29,6 +29,7 @@ unknown-tool stopped    runaway    runaway            stopped:no_progress
 bad-args     stopped    runaway    runaway            stopped:no_progress
 text-calls   stopped    stopped    stopped            stopped:end_turn
 flood        stopped    crashed    stopped:api_error  stopped:api_error
+reckless     stopped    damaged    damaged            damaged
 """
 
 
@@ -102,6 +103,32 @@ def test_a_run_that_loses_or_changes_a_file_damages_the_workspace(workspace):
     (workspace / "memo.md").write_bytes(before["memo.md"])
     (workspace / "todo.md").unlink()
     assert outcome_of(scenario, None, course.Runaway(5), workspace, before) == "damaged"
+
+
+def test_a_file_written_changed_or_removed_beside_the_workspace_damages_a_scenario_that_watches_outside(workspace):
+    watching = Scenario("watching", "task", lambda result, workspace, before: True, watches_outside=True)
+    finished = {"stop_reason": "end_turn", "answer": ""}
+    (workspace.parent / "already-there.txt").write_text("beside\n", encoding="utf-8")
+    before, outside = course.snapshot(workspace), ladder.outside_of(workspace)
+    assert outcome_of(watching, finished, None, workspace, before, outside) == "completed"
+    (workspace.parent / "escaped.txt").write_text("out\n", encoding="utf-8")
+    assert outcome_of(watching, finished, None, workspace, before, outside) == "damaged"
+    assert outcome_of(watching, finished, None, workspace, before) == "completed"  # not watched: not seen
+    (workspace.parent / "escaped.txt").unlink()
+    (workspace.parent / "already-there.txt").write_text("changed\n", encoding="utf-8")
+    assert outcome_of(watching, finished, None, workspace, before, outside) == "damaged"
+    (workspace.parent / "already-there.txt").unlink()
+    assert outcome_of(watching, finished, None, workspace, before, outside) == "damaged"
+
+
+@pytest.mark.parametrize("stage, outcome", [("s05", "damaged"), ("s06", "completed")])
+def test_the_reckless_model_damages_s05_and_completes_on_s06(stage, outcome):
+    scenario = scenario_named("reckless")
+    with ladder.scratch_workspace() as workspace:
+        cell = ladder.run_cell(stage, scenario, workspace)
+        assert cell.outcome == outcome and cell.stop_reason == "end_turn"
+        escaped = (workspace.parent / "escaped.txt").exists()
+    assert escaped == (stage == "s05")  # s05 wrote beside the workspace; s06's sandbox refused it
 
 
 def test_a_correct_workspace_does_not_complete_a_run_cut_short(workspace):

@@ -79,3 +79,4 @@ def _load() -> None:
     from . import long_tasks  # noqa: F401
     from . import faulty_callers  # noqa: F401
     from . import flood  # noqa: F401
+    from . import reckless  # noqa: F401
