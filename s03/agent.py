@@ -283,7 +283,7 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
 
 
 CUT_OR_REFUSED = {
-    "max_tokens": f"the reply was cut at max_tokens={MAX_TOKENS}; raise MAX_TOKENS or ask for a shorter answer",
+    "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
 

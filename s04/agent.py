@@ -396,7 +396,7 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 
 
 CUT_OR_REFUSED = {
-    "max_tokens": f"the reply was cut at max_tokens={MAX_TOKENS}; raise MAX_TOKENS or ask for a shorter answer",
+    "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
 

@@ -368,10 +368,10 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
     state.turn_count += 1
     add_usage(state.usage, reply.usage)
     state.peak_prompt_tokens = max(state.peak_prompt_tokens, reply.usage.input_tokens)
-    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
-                  f"{state.usage['input_tokens']} input tokens billed so far")
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
+    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
+                  f"{state.usage['input_tokens']} input tokens billed so far")
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if reply.stop_reason in ("max_tokens", "refusal"):
         # A cut tool_use has unfinished arguments: answer it without running it.
@@ -401,7 +401,7 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 
 
 CUT_OR_REFUSED = {
-    "max_tokens": f"the reply was cut at max_tokens={MAX_TOKENS}; raise MAX_TOKENS or ask for a shorter answer",
+    "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
 
@@ -502,8 +502,8 @@ def summarise_old_turns(state: LoopState, client, model: str) -> bool:
     # >>> exercise 2: Fold old turns into a summary without breaking a tool_use/tool_result pair
     messages = state.messages
     turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
-    if len(turn_starts) <= KEEP_TURNS:
-        return False
+    if len(turn_starts) < 2 * KEEP_TURNS:
+        return False  # too little to fold: a summary on every turn would cost more than it saves
     cut = turn_starts[-KEEP_TURNS]  # an assistant message: its tool_results follow it, both kept
     task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
     request = ("Summarise the work so far for your own later use: what was done, what was found "
@@ -512,6 +512,8 @@ def summarise_old_turns(state: LoopState, client, model: str) -> bool:
     reply = client.messages.create(model=model, max_tokens=MAX_TOKENS,
                                    messages=[{"role": "user", "content": request}])
     add_usage(state.usage, reply.usage)  # summarising is billed too
+    if reply.stop_reason != "end_turn":
+        return False  # a cut summary would drop facts silently: keep the turns as they are
     summary = f"{task.rstrip()}\n\n{SUMMARY_HEADING}\n{text_of(reply)}"
     messages[:] = [{"role": "user", "content": summary}] + messages[cut:]
     return True

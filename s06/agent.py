@@ -350,6 +350,9 @@ def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
     if problems:
         raise ToolError("invalid_arguments", f"{name}: {'; '.join(problems)}",
                         f"{name} takes {course.describe_parameters(SCHEMAS[name])}")
+    for key in ("path", "source", "destination"):  # the sandbox first: an escape is no question for the gate
+        if key in arguments:
+            inside(workspace, arguments[key])
     gate.check(workspace, name, arguments)  # raises ToolError("denied", ...) unless allowed
     return TOOL_FUNCTIONS[name](workspace, **arguments)
 
@@ -457,8 +460,12 @@ def command_parts(command: str) -> list[str]:
     follows it: "ls && rm -rf ." is two commands, and rm decides."""
     # >>> exercise 2: Split a compound command into the commands it runs
     parts = []
-    for inner in re.findall(r"\$\(([^()]*)\)|`([^`]*)`", command):
-        parts += command_parts(inner[0] or inner[1])
+    substitution = re.search(r"\$\(([^()]*)\)|`([^`]*)`", command)
+    while substitution:  # each $(...) and `...`, innermost first, is a command of its own
+        inner = substitution.group(1) if substitution.group(1) is not None else substitution.group(2)
+        parts += command_parts(inner)
+        command = command[:substitution.start()] + " … " + command[substitution.end():]  # one word outside
+        substitution = re.search(r"\$\(([^()]*)\)|`([^`]*)`", command)
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     words: list[str] = []
@@ -670,10 +677,10 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
     state.turn_count += 1
     add_usage(state.usage, reply.usage)
     state.peak_prompt_tokens = max(state.peak_prompt_tokens, reply.usage.input_tokens)
-    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
-                  f"{state.usage['input_tokens']} input tokens billed so far")
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
+    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
+                  f"{state.usage['input_tokens']} input tokens billed so far")
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if reply.stop_reason in ("max_tokens", "refusal"):
         # A cut tool_use has unfinished arguments: answer it without running it.
@@ -703,7 +710,7 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 
 
 CUT_OR_REFUSED = {
-    "max_tokens": f"the reply was cut at max_tokens={MAX_TOKENS}; raise MAX_TOKENS or ask for a shorter answer",
+    "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
 
@@ -801,8 +808,8 @@ def summarise_old_turns(state: LoopState, client, model: str) -> bool:
     """Fold every turn but the last KEEP_TURNS into a summary the model writes; True if it did."""
     messages = state.messages
     turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
-    if len(turn_starts) <= KEEP_TURNS:
-        return False
+    if len(turn_starts) < 2 * KEEP_TURNS:
+        return False  # too little to fold: a summary on every turn would cost more than it saves
     cut = turn_starts[-KEEP_TURNS]  # an assistant message: its tool_results follow it, both kept
     task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
     request = ("Summarise the work so far for your own later use: what was done, what was found "
@@ -811,6 +818,8 @@ def summarise_old_turns(state: LoopState, client, model: str) -> bool:
     reply = client.messages.create(model=model, max_tokens=MAX_TOKENS,
                                    messages=[{"role": "user", "content": request}])
     add_usage(state.usage, reply.usage)  # summarising is billed too
+    if reply.stop_reason != "end_turn":
+        return False  # a cut summary would drop facts silently: keep the turns as they are
     summary = f"{task.rstrip()}\n\n{SUMMARY_HEADING}\n{text_of(reply)}"
     messages[:] = [{"role": "user", "content": summary}] + messages[cut:]
     return True

@@ -129,21 +129,23 @@ def test_the_peak_prompt_is_the_largest_prompt_sent(s05, workspace):
 
 @pytest.mark.exercise(2)
 def test_summarising_folds_all_but_the_last_turns_into_a_summary_after_the_task(s05):
-    original = history(7)
+    reads = 2 * s05.KEEP_TURNS + 1
+    original = history(reads)
     state = s05.LoopState(messages=copy.deepcopy(original))
     assert s05.summarise_old_turns(state, course.make_client("offline"), "offline") is True
     kept = original[-2 * s05.KEEP_TURNS:]
     assert state.messages[1:] == kept
     first = state.messages[0]["content"]
     assert first.startswith("Read every file\n\n" + s05.SUMMARY_HEADING)
-    assert "read_file ×3" in first and "I'll read file 3." in first  # the folded turns' calls and notes
+    folded = reads - s05.KEEP_TURNS
+    assert f"read_file ×{folded}" in first and f"I'll read file {folded}." in first  # the folded calls and notes
     assert state.usage["input_tokens"] > 0                           # summarising is billed
     assert valid(state.messages)
 
 
 @pytest.mark.exercise(2)
 def test_a_history_of_few_turns_is_not_summarised(s05):
-    original = history(s05.KEEP_TURNS)
+    original = history(2 * s05.KEEP_TURNS - 1)  # fewer turns to fold than to keep: not worth a billed call
     state = s05.LoopState(messages=copy.deepcopy(original))
     assert s05.summarise_old_turns(state, course.make_client("offline"), "offline") is False
     assert state.messages == original and state.usage["input_tokens"] == 0

@@ -285,6 +285,9 @@ def find_word(c: Conversation, word: str) -> Reply:
     ))
 
 
+SUMMARY_NOTES = 12
+
+
 def summarise_work(c: Conversation) -> Reply:
     _, _, transcript = c.task.partition("Transcript:")
     lines = [line.strip() for line in transcript.splitlines() if line.strip()]
@@ -298,7 +301,10 @@ def summarise_work(c: Conversation) -> Reply:
     notes = [line[2:] for line in lines if line.startswith("- ")]  # an earlier summary's notes
     notes += [line.split(":", 1)[1].strip() for line in lines if line.startswith("assistant:")]
     counted = ", ".join(f"{name} ×{count}" for name, count in counts.items()) or "none"
-    return Reply().text("\n".join([f"Calls made: {counted}.", "Notes:"] + [f"- {note}" for note in notes]))
+    # A summary that copied every note would grow without end: the latest notes carry the progress.
+    kept = notes[-SUMMARY_NOTES:]
+    dropped = [f"({len(notes) - len(kept)} older notes left out)"] if len(notes) > len(kept) else []
+    return Reply().text("\n".join([f"Calls made: {counted}.", "Notes:"] + dropped + [f"- {note}" for note in kept]))
 
 
 FAMILIES = {
