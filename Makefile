@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAGE ?= s01
+STAGE ?= s06
 TASK ?= List the files and write their count and names to report.txt
 
 .PHONY: demo test docs install clean
