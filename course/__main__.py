@@ -105,7 +105,9 @@ def do_stats(args, _) -> int:
 
 
 def do_models(args, _) -> int:
-    print("\n".join(known_models()))
+    from .offline.behaviours import describe
+    for model_id in known_models():
+        print(f"{model_id:22} {describe(model_id)}")
     return 0
 
 

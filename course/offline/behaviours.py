@@ -62,6 +62,15 @@ def known_models() -> list[str]:
     return sorted(_FIXED) + [f"{prefix}{parameter}" for prefix, (parameter, _) in sorted(_FAMILIES.items())]
 
 
+def describe(model_id: str) -> str:
+    """The first sentence of the behaviour's docstring: what it does or reproduces."""
+    _load()
+    function = _FIXED.get(model_id) or next(factory for prefix, (_, factory) in _FAMILIES.items()
+                                            if model_id.startswith(prefix))
+    doc = " ".join((function.__doc__ or "").split())
+    return doc.split(". ")[0].rstrip(".") + "." if doc else ""
+
+
 def behaviour_for(model_id: str) -> Behaviour:
     _load()
     if model_id in _FIXED:

@@ -74,6 +74,7 @@ def _word_to_find(task: str) -> str | None:
 
 @behaviour("offline")
 def tutor(conversation: Conversation) -> Reply:
+    """A competent, deterministic tutor for five task families (list, summarise, report, total, find); see the module docstring."""
     kind = classify(conversation.task)
     if kind is None:
         return out_of_scope(conversation)
