@@ -24,6 +24,15 @@ import course
 from conftest import load_stage
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
+GRADING_A_STUDENT_COPY = load_stage("s06").__name__ != "s06.agent"
+
+
+def known_bypass(reason: str):
+    """A bypass found in the reference stage: expected to fail there until it is fixed. A student's
+    copy is not graded on it, neither for repeating the reference's bug nor for fixing it."""
+    if GRADING_A_STUDENT_COPY:
+        return pytest.mark.skip(reason="pins a bypass found in the reference s06, not an exercise")
+    return pytest.mark.xfail(strict=True, reason=reason)
 
 
 @pytest.fixture
@@ -130,7 +139,7 @@ def test_overwriting_an_existing_file_counts_as_destructive(s06, workspace):
     assert decision(s06, workspace, "write_file", path="report.txt", content="new") == "allow"
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "gate bypass: risk_of() tests (workspace / path).is_file() on the raw path, so 'nowhere/../memo.md' "
     "(a folder that does not exist) is not a file to the OS and the overwrite is classed 'write', allowed "
     "by default; inside() then resolves it to memo.md and write_file empties it without asking"))
@@ -310,7 +319,7 @@ def test_a_command_that_cannot_be_split_is_denied(s06, workspace):
     assert verdict == "deny" and "cannot be split" in why
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "gate bypass: command_parts() lexes with shlex, which starts a comment at '#' even inside a word "
     "('a#b'), and the newline it turned into ';' is inside the comment; /bin/sh starts a comment only "
     "at the start of a word and ends it at the newline. 'echo a#b; rm memo.md' is split into ['echo a'] "
@@ -329,7 +338,7 @@ def test_an_allowed_command_pointed_outside_the_workspace_or_at_a_file_is_asked_
     assert decision(s06, workspace, "run_command", command=command) == "ask"
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "gate bypass: allowed prefixes include commands that write files or run programs, with no '>' and "
     "no path that looks outside. 'sort -o memo.md hello.txt' and 'uniq hello.txt memo.md' overwrite "
     "memo.md; 'sort -o ${HOME%/*}/escaped.txt hello.txt' writes beside the workspace (HOME is the "
@@ -344,7 +353,7 @@ def test_an_allowed_prefix_does_not_approve_writing_files_or_running_programs(s0
     assert decision(s06, workspace, "run_command", command=command) != "allow"
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "gate bypass: the check for paths outside the workspace reads the words as written, but the shell "
     "expands them first: 'cat ${HOME%/*}/secret.txt' and 'cat .[.]/secret.txt' (dash's glob matches "
     "'..') print a file beside the workspace; both are allowed by 'allow cat'"))
@@ -356,7 +365,7 @@ def test_an_allowed_command_cannot_reach_outside_through_shell_expansion(s06, wo
     assert "the secret beside" not in text and "workspace" not in json.loads(text).get("output", "")
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "gate bypass where /bin/sh is bash (here it is dash, which rejects the syntax, so nothing runs): "
     "'cat <(rm memo.md)' lexes as ['cat', '<(', 'rm', 'memo.md'], one part starting with cat, and is "
     "allowed; bash runs the process substitution"))
@@ -365,7 +374,7 @@ def test_a_process_substitution_is_checked_like_a_command_substitution(s06, work
     assert decision(s06, workspace, "run_command", command="cat <(rm memo.md)") == "deny"
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@known_bypass((
     "deny rule bypass: 'deny * .env' is matched against a command as a command prefix, so it covers "
     "file tools only; 'cat .env' is allowed by 'allow cat' and prints the secrets the rule protects"))
 @pytest.mark.exercise(2)
