@@ -109,7 +109,9 @@ def file_to_misspell(task: str) -> str | None:
 
 @behaviour("offline-typo")
 def typo(c: Conversation) -> Reply:
-    """Seed 000: a model asks for 'src/mian.py'. Told only "Error", it repeats the call or gives up
+    """Asks for the file the task names misspelled, and fixes the name only when an error offers one (seed 000).
+
+    Seed 000: a model asks for 'src/mian.py'. Told only "Error", it repeats the call or gives up
     with an invented conclusion; told "path 'src/mian.py' not found; nearest: src/main.py", it
     fixes the spelling on the next turn.
 
@@ -165,7 +167,9 @@ def tools_named_in(text: str, tools: list[str], besides: str) -> list[str]:
 
 @behaviour("offline-unknown-tool")
 def unknown_tool(c: Conversation) -> Reply:
-    """Seed 004: the model reads files with ``read_text_file({'filepath': ...})``, the tool of the
+    """Reads files with read_text_file, a tool the harness lacks, until an error names the real tools (seed 004).
+
+    Seed 004: the model reads files with ``read_text_file({'filepath': ...})``, the tool of the
     harness it was shown there. Put in front of a harness without that tool, such a model keeps
     the name it believes in until something tells it otherwise.
 
@@ -238,7 +242,9 @@ def says_what_field_expects(error: str, field: str, *, missing: bool) -> bool:
 
 @behaviour("offline-bad-args")
 def bad_args(c: Conversation) -> Reply:
-    """Seed 000: constrained decoding can guarantee JSON that parses, not arguments that fit; a
+    """Sends read_file bad arguments until an error names the field it expects and of what type (seed 000).
+
+    Seed 000: constrained decoding can guarantee JSON that parses, not arguments that fit; a
     model sends a value of the wrong kind, or the right value under the wrong name. Seed 004's
     model called its file argument ``filepath``; tools elsewhere call it ``file``.
 
@@ -358,7 +364,9 @@ def anticipated_write(c: Conversation) -> str:
 
 @behaviour("offline-text-calls")
 def text_calls(c: Conversation) -> Reply:
-    """Seed 001, qwen2.5-coder 7b and 1.5b through Ollama: not one structured tool call in any
+    """Writes its tool calls as JSON text in four shapes, never as tool_use blocks (seed 001).
+
+    Seed 001, qwen2.5-coder 7b and 1.5b through Ollama: not one structured tool call in any
     run. The calls came back as text, in four shapes:
     1. raw JSON alone on a line (7b, turn 1, with a second line of Python string concatenation
        that used the listing before it had been read, so it is not JSON at all);
