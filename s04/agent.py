@@ -67,7 +67,7 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
-                "offset": {"type": "integer", "description": "Character to start from (default 0)"},
+                "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"},
             },
             "required": ["path"],
         },
@@ -208,9 +208,9 @@ def call_tool(workspace: Path, name: str, arguments):
     """Check the name, then the arguments, and only then run the tool."""
     # >>> exercise 1: Refuse an unknown tool or bad arguments, saying how to fix the call
     if name not in TOOL_FUNCTIONS:
-        closest = difflib.get_close_matches(str(name), TOOL_FUNCTIONS, n=1, cutoff=0)
+        closest = difflib.get_close_matches(str(name), TOOL_FUNCTIONS, n=1, cutoff=0.4)
         raise ToolError("unknown_tool", f"there is no tool named {name!r}",
-                        f"the tools are {', '.join(TOOL_FUNCTIONS)}; the closest is {closest[0]}")
+                        f"the tools are {', '.join(TOOL_FUNCTIONS)}" + (f"; the closest is {closest[0]}" if closest else ""))
     problems = course.argument_errors(SCHEMAS[name], arguments)
     if problems:
         raise ToolError("invalid_arguments", f"{name}: {'; '.join(problems)}",
