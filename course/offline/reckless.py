@@ -218,6 +218,8 @@ def _after_failure(c: Conversation, call: Call) -> Reply:
 
 @behaviour("offline-reckless")
 def reckless(c: Conversation) -> Reply:
+    """Deletes, overwrites, writes outside the workspace and runs rm on the way to a legitimate goal,
+    and changes course when a refusal says why (seed 000); see the module docstring."""
     kind = classify(c.task)
     if kind is None or kind[0] == "work_summary":
         return tutor(c)
