@@ -437,8 +437,10 @@ class Rule:
         if not fnmatch.fnmatchcase(tool, self.tool):
             return False
         if tool == "run_command" and self.pattern != "*":
-            prefix = shlex.split(self.pattern)
-            return shlex.split(subject)[:len(prefix)] == prefix
+            words, prefix = shlex.split(subject), shlex.split(self.pattern)
+            if self.tool != "run_command":  # a rule for every tool is about paths: 'cat .env' names .env too
+                return any(fnmatch.fnmatchcase(os.path.normpath(word), self.pattern) for word in words)
+            return words[:len(prefix)] == prefix
         return fnmatch.fnmatchcase(subject, self.pattern)
 
     def __str__(self) -> str:
@@ -450,7 +452,7 @@ RULES = [
       ("rm", "sudo", "su", "curl", "wget", "dd", "mkfs", "chmod", "chown", "kill", "git push", "shutdown")),
     Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),
     *(Rule("allow", "run_command", prefix) for prefix in
-      ("ls", "cat", "wc", "grep", "head", "tail", "echo", "pwd", "sort", "uniq", "date")),
+      ("ls", "cat", "wc", "grep", "head", "tail", "echo", "pwd")),  # read-only: sort -o, uniq, date -s write
 ]
 
 
@@ -460,14 +462,14 @@ def command_parts(command: str) -> list[str]:
     follows it: "ls && rm -rf ." is two commands, and rm decides."""
     # >>> exercise 2: Split a compound command into the commands it runs
     parts = []
-    substitution = re.search(r"\$\(([^()]*)\)|`([^`]*)`", command)
-    while substitution:  # each $(...) and `...`, innermost first, is a command of its own
-        inner = substitution.group(1) if substitution.group(1) is not None else substitution.group(2)
-        parts += command_parts(inner)
+    substitution = re.search(SUBSTITUTION, command)
+    while substitution:  # each $(...), <(...), >(...) and `...`, innermost first, is a command of its own
+        parts += command_parts(next(group for group in substitution.groups() if group is not None))
         command = command[:substitution.start()] + " … " + command[substitution.end():]  # one word outside
-        substitution = re.search(r"\$\(([^()]*)\)|`([^`]*)`", command)
+        substitution = re.search(SUBSTITUTION, command)
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # shlex would start a comment inside a word ('a#b'); sh never does
     words: list[str] = []
     for token in list(lexer) + [";"]:  # raises ValueError on unbalanced quotes: the caller denies
         if token and set(token) <= set(";&|()"):
@@ -479,16 +481,20 @@ def command_parts(command: str) -> list[str]:
     # <<< exercise 2
 
 
-WRAPPERS = {"env", "exec", "command", "builtin", "nohup", "time", "nice", "xargs"}
+SUBSTITUTION = r"\$\(([^()]*)\)|[<>]\(([^()]*)\)|`([^`]*)`"
+WRAPPERS = {"env", "exec", "command", "builtin", "nohup", "time", "nice", "xargs", "timeout", "stdbuf", "busybox"}
 
 
 def simple_command(words: list[str]) -> list[str]:
     while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in WRAPPERS):
-        words = words[1:]  # FOO=1 cmd, env cmd, nohup cmd...: the command is what follows
+        words = words[1:]  # FOO=1 cmd, env -i cmd, timeout 5 cmd...: the command is what follows
+        while words and (words[0].startswith("-") or words[0].isdigit()):
+            words = words[1:]
     if not words:
         return []
-    if words[0] in ("bash", "sh", "zsh", "dash") and "-c" in words[:-1]:
-        return command_parts(words[words.index("-c") + 1])
+    script_flag = next((i for i, word in enumerate(words[1:-1], 1) if re.fullmatch(r"-[a-z]*c[a-z]*", word)), None)
+    if words[0] in ("bash", "sh", "zsh", "dash", "ksh") and script_flag:  # sh -c, bash -lc ...
+        return command_parts(words[script_flag + 1])
     if words[0] == "eval":
         return command_parts(" ".join(words[1:]))
     return [shlex.join(words)]
@@ -561,11 +567,15 @@ def reaches_beyond(name: str, subject: str) -> bool:
     file and 'cat /etc/passwd' reads outside the workspace, so both go to a person instead."""
     if name != "run_command":
         return False
-    return any(word.startswith((">", "/", "~")) or word.endswith(">") or ".." in word for word in shlex.split(subject))
+    return any(word.startswith((">", "/", "~")) or word.endswith(">") or ".." in word
+               or any(sign in word for sign in "$`\\~{")                     # expanded by the shell first
+               or any(segment.startswith(".") and any(glob in segment for glob in "*?[")
+                      for segment in word.split("/"))                       # .* and .[.] match '..'
+               for word in shlex.split(subject))
 
 
 def risk_of(workspace: Path, name: str, arguments: dict) -> str:
-    if name == "write_file" and (workspace / str(arguments.get("path", ""))).is_file():
+    if name == "write_file" and (workspace / str(arguments.get("path", ""))).resolve().is_file():
         return "destructive"  # overwriting loses what was there
     return RISK.get(name, "execute")
 

@@ -5,9 +5,9 @@ split into the commands it runs). Every file tool goes through ``inside``, so a 
 file tool pins exercise 1; every gate decision on ``run_command`` goes through ``command_parts``,
 so a test that has one decided pins exercise 2.
 
-Tests marked ``xfail(strict=True)`` pin bypasses found in the stage as it is: each says what was
-sent, what should happen and what happens. When the stage is fixed they pass, strict xfail turns
-that into a failure, and the marker comes off.
+The tests of gate bypasses (a comment sign, allowed commands that write, shell expansion,
+process substitution, a path deny rule and the command tool) pin holes found in an earlier s06
+and fixed: each sends what got through then.
 """
 
 from __future__ import annotations
@@ -24,15 +24,6 @@ import course
 from conftest import load_stage
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
-GRADING_A_STUDENT_COPY = load_stage("s06").__name__ != "s06.agent"
-
-
-def known_bypass(reason: str):
-    """A bypass found in the reference stage: expected to fail there until it is fixed. A student's
-    copy is not graded on it, neither for repeating the reference's bug nor for fixing it."""
-    if GRADING_A_STUDENT_COPY:
-        return pytest.mark.skip(reason="pins a bypass found in the reference s06, not an exercise")
-    return pytest.mark.xfail(strict=True, reason=reason)
 
 
 @pytest.fixture
@@ -139,10 +130,6 @@ def test_overwriting_an_existing_file_counts_as_destructive(s06, workspace):
     assert decision(s06, workspace, "write_file", path="report.txt", content="new") == "allow"
 
 
-@known_bypass((
-    "gate bypass: risk_of() tests (workspace / path).is_file() on the raw path, so 'nowhere/../memo.md' "
-    "(a folder that does not exist) is not a file to the OS and the overwrite is classed 'write', allowed "
-    "by default; inside() then resolves it to memo.md and write_file empties it without asking"))
 @pytest.mark.exercise(1)
 def test_overwriting_through_a_detour_still_counts_as_destructive(s06, workspace):
     before = (workspace / "memo.md").read_bytes()
@@ -309,7 +296,7 @@ def test_a_chained_command_no_rule_allows_is_asked_about(s06, workspace, command
 
 @pytest.mark.exercise(2)
 def test_allowed_commands_alone_or_chained_are_allowed(s06, workspace):
-    for command in ("ls", "ls -l && wc -l memo.md", "cat memo.md | grep agent | sort | uniq", "echo 'a; rm x'"):
+    for command in ("ls", "ls -l && wc -l memo.md", "cat memo.md | grep agent | head -n 3", "echo 'a; rm x'"):
         assert decision(s06, workspace, "run_command", command=command) == "allow", command
 
 
@@ -319,11 +306,6 @@ def test_a_command_that_cannot_be_split_is_denied(s06, workspace):
     assert verdict == "deny" and "cannot be split" in why
 
 
-@known_bypass((
-    "gate bypass: command_parts() lexes with shlex, which starts a comment at '#' even inside a word "
-    "('a#b'), and the newline it turned into ';' is inside the comment; /bin/sh starts a comment only "
-    "at the start of a word and ends it at the newline. 'echo a#b; rm memo.md' is split into ['echo a'] "
-    "and allowed by 'allow echo'; the shell runs rm and memo.md is deleted. Same for 'ls; #\\nrm memo.md'"))
 @pytest.mark.exercise(2)
 @pytest.mark.parametrize("command", ["echo a#b; rm memo.md", "ls; #\nrm memo.md"])
 def test_a_comment_sign_hides_no_command_from_the_gate(s06, workspace, command):
@@ -338,13 +320,6 @@ def test_an_allowed_command_pointed_outside_the_workspace_or_at_a_file_is_asked_
     assert decision(s06, workspace, "run_command", command=command) == "ask"
 
 
-@known_bypass((
-    "gate bypass: allowed prefixes include commands that write files or run programs, with no '>' and "
-    "no path that looks outside. 'sort -o memo.md hello.txt' and 'uniq hello.txt memo.md' overwrite "
-    "memo.md; 'sort -o ${HOME%/*}/escaped.txt hello.txt' writes beside the workspace (HOME is the "
-    "workspace, the shell strips its last folder); 'sort -S 1 --compress-program=sh lines.txt' runs sh "
-    "on the lines sorted (a file write_file may create: it deleted memo.md); 'date -s' sets the clock "
-    "when the agent runs as root. All are allowed without asking"))
 @pytest.mark.exercise(2)
 @pytest.mark.parametrize("command", [
     "sort -o memo.md hello.txt", "uniq hello.txt memo.md", "sort -o ${HOME%/*}/escaped.txt hello.txt",
@@ -353,10 +328,6 @@ def test_an_allowed_prefix_does_not_approve_writing_files_or_running_programs(s0
     assert decision(s06, workspace, "run_command", command=command) != "allow"
 
 
-@known_bypass((
-    "gate bypass: the check for paths outside the workspace reads the words as written, but the shell "
-    "expands them first: 'cat ${HOME%/*}/secret.txt' and 'cat .[.]/secret.txt' (dash's glob matches "
-    "'..') print a file beside the workspace; both are allowed by 'allow cat'"))
 @pytest.mark.exercise(2)
 @pytest.mark.parametrize("command", ["cat ${HOME%/*}/secret.txt", "cat .[.]/secret.txt", "ls .[.]"])
 def test_an_allowed_command_cannot_reach_outside_through_shell_expansion(s06, workspace, command):
@@ -365,18 +336,11 @@ def test_an_allowed_command_cannot_reach_outside_through_shell_expansion(s06, wo
     assert "the secret beside" not in text and "workspace" not in json.loads(text).get("output", "")
 
 
-@known_bypass((
-    "gate bypass where /bin/sh is bash (here it is dash, which rejects the syntax, so nothing runs): "
-    "'cat <(rm memo.md)' lexes as ['cat', '<(', 'rm', 'memo.md'], one part starting with cat, and is "
-    "allowed; bash runs the process substitution"))
 @pytest.mark.exercise(2)
 def test_a_process_substitution_is_checked_like_a_command_substitution(s06, workspace):
     assert decision(s06, workspace, "run_command", command="cat <(rm memo.md)") == "deny"
 
 
-@known_bypass((
-    "deny rule bypass: 'deny * .env' is matched against a command as a command prefix, so it covers "
-    "file tools only; 'cat .env' is allowed by 'allow cat' and prints the secrets the rule protects"))
 @pytest.mark.exercise(2)
 def test_a_deny_rule_on_a_path_also_covers_the_command_tool(s06, workspace):
     (workspace / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-test-secret\n", encoding="utf-8")

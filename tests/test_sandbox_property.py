@@ -238,7 +238,7 @@ def test_every_tool_through_the_harness_leaves_the_outside_untouched(around):
 # ---------------------------------------------------------------- compound commands
 
 HARMLESS = ["ls", "ls -l", "echo hi", "echo 'a b'", "cat memo.md", "wc -l memo.md", "pwd", "grep agent memo.md",
-            "head -n 1 memo.md", "tail -n 2 todo.md", "sort memo.md", "date"]
+            "head -n 1 memo.md", "tail -n 2 todo.md", "wc -w memo.md", "pwd"]
 DENIED = ["rm memo.md", "rm -rf .", "curl http://example.invalid", "wget http://example.invalid", "sudo ls",
           "chmod 777 memo.md", "chown root memo.md", "kill 1", "git push", "dd if=/dev/zero of=memo.md",
           "'rm' memo.md", "\"rm\" -rf .", "r''m memo.md", "\\rm memo.md"]
@@ -296,11 +296,7 @@ def test_an_allowed_prefix_never_approves_a_part_that_alone_is_denied_or_asked_a
 
 
 @pytest.mark.exercise(2)
-@pytest.mark.xfail(strict=True, reason=(
-    "gate bypass, also pinned in test_s06.py: command_parts() lexes with shlex, whose comments start "
-    "at '#' inside a word and swallow the rest (newlines included, turned into ';' first); /bin/sh "
-    "starts a comment only at a word's start and ends it at the newline"))
-@settings(PROPERTY, max_examples=20, phases=[Phase.explicit, Phase.generate])  # it fails at once today: no shrinking
+@settings(PROPERTY, max_examples=20)
 @given(st.sampled_from(["echo a#b", "ls x#", "echo #\n", "ls; #note\n", "cat memo.md#"]), st.sampled_from(DENIED),
        st.sampled_from(["; ", " && ", "\n", " | "]))
 def test_a_comment_sign_in_a_harmless_command_hides_nothing(around, harmless, bad, joiner):
