@@ -14,22 +14,22 @@ from course.scenarios import SCENARIOS, Scenario, scenario_named
 
 # The expected matrix: scenarios down, stages across. "stopped:REASON" pins the stop reason too.
 EXPECTED = """
-scenario     s00        s01        s02                s03
-list         completed  completed  completed          completed
-summarise    completed  completed  completed          completed
-report       stopped    completed  completed          completed
-total        stopped    completed  completed          completed
-find         completed  completed  completed          completed
-looping      stopped    runaway    runaway            stopped:no_progress
-long-budget  stopped    runaway    runaway            stopped:token_budget
-cut          stopped    stopped    stopped            stopped:max_tokens
-outage       crashed    crashed    stopped:api_error  stopped:api_error
-typo         stopped    runaway    runaway            stopped:no_progress
-unknown-tool stopped    runaway    runaway            stopped:no_progress
-bad-args     stopped    runaway    runaway            stopped:no_progress
-text-calls   stopped    stopped    stopped            stopped:end_turn
-flood        stopped    crashed    stopped:api_error  stopped:api_error
-reckless     stopped    damaged    damaged            damaged
+scenario     s00        s01        s02                s03                   s04                s05                s06
+list         completed  completed  completed          completed             completed          completed          completed
+summarise    completed  completed  completed          completed             completed          completed          completed
+report       stopped    completed  completed          completed             completed          completed          completed
+total        stopped    completed  completed          completed             completed          completed          completed
+find         completed  completed  completed          completed             completed          completed          completed
+looping      stopped    runaway    runaway            stopped:no_progress   stopped:no_progress  stopped:no_progress  stopped:no_progress
+long-budget  stopped    runaway    runaway            stopped:token_budget  stopped:token_budget  stopped:token_budget  stopped:token_budget
+cut          stopped    stopped    stopped            stopped:max_tokens    stopped:max_tokens  stopped:max_tokens  stopped:max_tokens
+outage       crashed    crashed    stopped:api_error  stopped:api_error     stopped:api_error  stopped:api_error  stopped:api_error
+typo         stopped    runaway    runaway            stopped:no_progress   completed          completed          completed
+unknown-tool stopped    runaway    runaway            stopped:no_progress   completed          completed          completed
+bad-args     stopped    runaway    runaway            stopped:no_progress   completed          completed          completed
+text-calls   stopped    stopped    stopped            stopped:end_turn      completed          completed          completed
+flood        stopped    crashed    stopped:api_error  stopped:api_error     stopped:api_error  completed          completed
+reckless     stopped    damaged    damaged            damaged               damaged            damaged            completed
 """
 
 
