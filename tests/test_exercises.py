@@ -22,7 +22,8 @@ from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, Pytest
                               make_student_copy, run_pinned_tests, scorecard, stub_out)
 
 ROOT = Path(__file__).resolve().parent.parent
-GRADED_STAGES = ["s00", "s01"]
+GRADED_STAGES = ["s00", "s01", "s02", "s03"]  # graded for real (a pytest subprocess each): the issue's four
+ALL_STAGES = sorted(path.parent.name for path in ROOT.glob("s0*/agent.py"))
 
 
 def reference_source(stage: str) -> str:
@@ -73,8 +74,8 @@ def test_marker_text_inside_a_string_is_not_a_marker():
     assert find_regions(source) == []
 
 
-@pytest.mark.parametrize("stage", GRADED_STAGES)
-def test_every_graded_stage_marks_at_least_two_exercises(stage):
+@pytest.mark.parametrize("stage", ALL_STAGES)
+def test_every_stage_marks_at_least_two_exercises(stage):
     numbers = [region.number for region in exercises.stage_regions(stage)]
     assert len(numbers) >= 2 and numbers == sorted(set(numbers))
 
@@ -255,6 +256,16 @@ def test_a_scorecard_says_when_the_tests_could_not_be_collected():
     printed = scorecard("s09", Path("/student"), [Path("test_s09.py")], [Region(1, "One", 1, 3, "")], run)
     assert verdicts(printed) == {1: "NOT RUN"}
     assert "could not collect tests/test_s09.py: ImportError: boom" in printed and not run.passed
+
+
+@pytest.mark.parametrize("stage", ALL_STAGES)
+def test_every_exercise_of_every_stage_is_pinned_by_a_test(stage):
+    """Read off the test files, without running them: a region no test marks could never fail a student."""
+    pinned = set()
+    for test_file in ROOT.glob(f"tests/test_{stage}*.py"):
+        for numbers in re.findall(r"@pytest\.mark\.exercise\(([\d, ]+)\)", test_file.read_text(encoding="utf-8")):
+            pinned.update(int(number) for number in numbers.split(","))
+    assert {region.number for region in exercises.stage_regions(stage)} <= pinned
 
 
 # ---------------------------------------------------------------- grading real stages (a subprocess each)
