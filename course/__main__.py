@@ -8,6 +8,7 @@
     exercise STAGE DEST [--force]                                               a student copy of a stage
     check STAGE DEST                                                            grade a student copy
     bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
+    bench calls [--calls N] [--json]                                           one offline call's time, median
 
 Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
 listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback.
@@ -139,6 +140,9 @@ def do_check(args, _) -> int:
 
 def add_bench(parser: argparse.ArgumentParser) -> None:
     benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    speed = benchmarks.add_parser("calls", help="how long one offline model call takes through the SDK")
+    speed.add_argument("--calls", type=int, default=200, help="how many calls to time (default 200)")
+    speed.add_argument("--json", action="store_true", help="print the result as JSON")
     tokens = benchmarks.add_parser("tokens", help="the input billed per turn, with and without pruning")
     tokens.add_argument("--turns", type=int, help="turns of the long task (default: the benchmark's own)")
     tokens.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
@@ -147,6 +151,8 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
 
 def do_bench(args, _) -> int:
     from . import bench  # imported on use, like the exercises
+    if args.benchmark == "calls":
+        return bench.calls_command(args.calls, as_json=args.json)
     turns = {"turns": args.turns} if args.turns is not None else {}
     return bench.tokens_command(**turns, as_json=args.json, plot=args.plot)
 

@@ -22,13 +22,11 @@ call it at build time).
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import math
 import re
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +38,7 @@ from .models import CourseError
 from .offline.flood import COUNT_TASK, error_total, logs
 from .svgplot import line_chart
 from .workspace import SAMPLE, snapshot
+from .ladder import load_stage
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 STAGES = ("s03", "s04", "s05")
@@ -52,12 +51,6 @@ TARGET_RATIO = 0.16                  # s05 / s04 billed input at 100 turns (issu
 # stop the unpruned stages long before the bill shows its shape.
 WINDOW_PER_TURN = 2_000
 LIMITS = {"max_turns": 10_000, "token_budget": 10**12}
-
-
-def load_stage(name: str):
-    if str(REPOSITORY) not in sys.path:
-        sys.path.insert(0, str(REPOSITORY))
-    return importlib.import_module(f"{name}.agent")
 
 
 def exponent(cumulative: list[int]) -> float | None:
@@ -179,4 +172,41 @@ def tokens_command(turns: int = DEFAULT_TURNS, as_json: bool = False, plot: str 
     else:
         print(report(result))
         print(f"Plot: {path}")
+    return 0
+
+
+# ---------------------------------------------------------------- the offline model's own speed
+
+def run_call_bench(calls: int = 200) -> dict:
+    """Median and quartiles of one offline model call through the real SDK, in milliseconds.
+
+    The request is the tutor's first turn of a task with the s01 tool table: what a test pays per call.
+    """
+    import statistics
+    import time
+
+    import course
+
+    stage = load_stage("s01")
+    client = course.make_client("offline")
+    request = dict(model="offline", max_tokens=stage.MAX_TOKENS, system=stage.SYSTEM_PROMPT, tools=stage.TOOLS,
+                   messages=[{"role": "user", "content": "List the files and write their count and names to report.txt"}])
+    client.messages.create(**request)  # the first call builds the SDK's models: not what later calls cost
+    timings = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        client.messages.create(**request)
+        timings.append((time.perf_counter() - started) * 1000)
+    quartiles = statistics.quantiles(timings, n=4)
+    return {"calls": calls, "median_ms": round(statistics.median(timings), 3),
+            "q1_ms": round(quartiles[0], 3), "q3_ms": round(quartiles[2], 3)}
+
+
+def calls_command(calls: int = 200, as_json: bool = False) -> int:
+    result = run_call_bench(calls)
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print(f"one offline call through the SDK, over {result['calls']} calls: median {result['median_ms']} ms "
+              f"(quartiles {result['q1_ms']}–{result['q3_ms']} ms)")
     return 0
