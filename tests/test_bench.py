@@ -98,3 +98,10 @@ def test_a_chart_places_points_inside_its_axes():
             x, y = map(float, point.split(","))
             assert 0 < x < width and 0 < y < height and not math.isnan(x)
     assert [line.get("data-series") for line in root.findall(f".//{SVG}polyline")] == ["a", "b <&>"]
+
+
+def test_the_call_benchmark_reports_the_median_and_quartiles_of_real_calls():
+    from course.bench import run_call_bench
+    result = run_call_bench(calls=12)
+    assert result["calls"] == 12
+    assert 0 < result["q1_ms"] <= result["median_ms"] <= result["q3_ms"]
