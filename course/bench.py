@@ -44,7 +44,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 STAGES = ("s03", "s04", "s05")
 DEFAULT_TURNS = 100
 TURNS_AROUND_THE_READS = 2           # listing the folder first, answering last
-DEFAULT_PLOT = REPOSITORY / "docs" / "assets" / "bench-tokens.svg"
+DEFAULT_PLOT = Path("runs") / "bench-tokens.svg"  # beside the runs log, never inside the published docs
 TARGET_RATIO = 0.16                  # s05 / s04 billed input at 100 turns (issue 5)
 # Out of the way: a log read costs about 950 tokens and stays in an unpruned history, so 100 turns
 # need about 100,000 tokens of window; the stages' own limits (40 turns, 300,000 tokens) would

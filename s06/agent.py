@@ -54,7 +54,7 @@ SUMMARY_THRESHOLD = 30_000  # estimated prompt tokens above which older turns ar
 KEEP_TURNS = 4            # the latest turns that a summary leaves whole
 SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
-COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept (and the most it may write to a file)
+COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
 MAX_DIGITS = 1000             # the calculator refuses numbers longer than this
 
 # --8<-- [start:tool-table]
@@ -507,7 +507,7 @@ class Gate:
     rules: list
     ask: object = None          # asks a person: (tool, arguments, why) -> (decision, reason); None: deny
     audit_log: object = None    # a path, None for the default, or False for none
-    approved: set = field(default_factory=set)  # (tool, subject) a person allowed always
+    approved: list = field(default_factory=list)  # allow rules a person added ("allow always")
 
     def check(self, workspace: Path, name: str, arguments: dict) -> None:
         decision, why, decided_by = self.decide(workspace, name, arguments)
@@ -528,7 +528,7 @@ class Gate:
 
     def decide_one(self, workspace, name, arguments, subject) -> tuple[Decision, str, str]:
         for decision in ("deny", "ask", "allow"):  # deny first, then ask, then allow
-            if decision == "ask" and (name, subject) in self.approved:
+            if decision == "ask" and any(rule.matches(name, subject) for rule in self.approved):
                 return "allow", "a person allowed it always", "person"
             for rule in self.rules:
                 if rule.decision == decision and rule.matches(name, subject):
@@ -543,7 +543,7 @@ class Gate:
             return "deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal"
         answer, reason = self.ask(name, arguments, why)
         if answer == "allow always":
-            self.approved.update((name, subject) for subject in subjects_of(name, arguments))
+            self.approved += [Rule("allow", name, pattern_of(name, subject)) for subject in subjects_of(name, arguments)]
         if answer in ("allow once", "allow always"):
             return "allow", f"a person allowed it ({answer})", "person"
         return "deny", f"a person refused: {reason or 'no reason given'}", "person"
@@ -557,7 +557,7 @@ class Gate:
 def subjects_of(name: str, arguments: dict) -> list[str]:
     """What the rules look at: each command part, or each path (normalised), or nothing."""
     if name == "run_command":
-        return command_parts(arguments["command"]) or [""]
+        return command_parts(arguments["command"]) or [arguments["command"].strip()]
     paths = [os.path.normpath(arguments[key]) for key in ("path", "source", "destination") if key in arguments]
     return paths or [""]
 
@@ -580,12 +580,16 @@ def risk_of(workspace: Path, name: str, arguments: dict) -> str:
     return RISK.get(name, "execute")
 
 
+def pattern_of(name: str, subject: str) -> str:
+    """What "allow always" approves: the program, for a command (its arguments may vary); the path, for a file."""
+    return shlex.split(subject)[0] if name == "run_command" and subject.strip() else subject
+
+
 def ask_on_terminal(tool: str, arguments: dict, why: str) -> tuple[str, str]:
-    """The person in 'ask': on a terminal, a prompt; anywhere else, a denial."""
-    if not sys.stdin.isatty():
-        return "deny", "no terminal to ask a person"
+    """The person in 'ask', at a terminal (run() uses it only when there is one)."""
+    patterns = ", ".join(repr(pattern_of(tool, subject)) for subject in subjects_of(tool, arguments))
     print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
-    answer = input("    allow [o]nce, [a]lways for this pattern, or [n]o with a reason: ").strip()
+    answer = input(f"    allow [o]nce, [a]lways for {tool} {patterns}, or [n]o with a reason: ").strip()
     if answer.lower() in ("o", "once", "y", "yes"):
         return "allow once", ""
     if answer.lower() in ("a", "always"):
@@ -887,6 +891,8 @@ def run(task: str, *, client=None, model: str | None = None, workspace=None, tra
     client = client or course.make_client(model)
     workspace = course.prepare_workspace(workspace)
     trace = trace or (lambda kind, payload: None)
+    if ask is ask_on_terminal and not sys.stdin.isatty():
+        ask = None  # no one to ask: ask means deny
     gate = Gate(rules=RULES if rules is None else rules, ask=ask, audit_log=audit_log)
     state = LoopState(messages=[{"role": "user", "content": task}])
     started = time.perf_counter()

@@ -156,10 +156,25 @@ def test_ask_with_no_terminal_means_deny_and_the_model_is_told_why_and_goes_on(s
     assert requests[1]["messages"][-1]["content"][0]["is_error"] is True  # the model read the refusal
 
 
-def test_the_default_person_denies_when_there_is_no_terminal(s06, monkeypatch):
+def test_with_no_terminal_the_default_person_is_no_one_and_ask_means_deny(s06, workspace, monkeypatch, tmp_path):
     monkeypatch.setattr(s06.sys.stdin, "isatty", lambda: False, raising=False)
-    answer, reason = s06.ask_on_terminal("delete_file", {"path": "memo.md"}, "destructive actions default to ask")
-    assert answer == "deny" and "no terminal" in reason
+    audit = tmp_path / "audit.jsonl"
+    result = s06.run("Delete memo.md", model="offline", workspace=workspace, audit_log=audit)  # the default ask
+    assert result.stop_reason == "end_turn"  # the tutor does not delete; nothing was asked, nothing hung
+    monkeypatch.setattr(s06, "ask_on_terminal", lambda *a: pytest.fail("asked with no terminal"))
+    checking = s06.Gate(rules=s06.RULES, ask=None, audit_log=audit)
+    text, is_error = s06.run_tool(workspace, "delete_file", {"path": "memo.md"}, checking)
+    assert is_error and "no terminal to ask a person, so ask means deny" in text
+    assert json.loads(audit.read_text().splitlines()[-1])["decided_by"] == "no terminal"
+
+
+def test_allow_always_approves_the_program_for_later_commands(s06, workspace):
+    person = Person(("allow always", ""))
+    checking = gate(s06, ask=person)
+    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1"}, checking)[1] is False
+    assert s06.run_tool(workspace, "run_command", {"command": "expr 2 + 2"}, checking)[1] is False
+    assert len(person.asked) == 1  # the second expr needed no one
+    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1 && rm memo.md"}, checking)[1] is True
 
 
 @pytest.mark.exercise(1)
