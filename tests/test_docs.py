@@ -61,8 +61,10 @@ def built_site(tmp_path_factory):
     env["PYTHONPATH"] = os.pathsep.join([str(guard), str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["NO_MKDOCS_2_WARNING"] = "1"
     env["AGENT_COURSE_RUNS_LOG"] = str(tmp_path_factory.mktemp("runs") / "runs.jsonl")
+    env["AGENT_COURSE_AUDIT_LOG"] = str(tmp_path_factory.mktemp("audit") / "audit.jsonl")
     process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                             stdin=subprocess.DEVNULL)
     return process, site
 
 
@@ -305,6 +307,15 @@ def test_the_error_chapter_shows_text_calls_recovered_and_missed(site):
     runs = [row[2] for row in rows]
     assert all(found != "nothing" for found in runs[:4]) and runs[4:] == ["nothing"] * (len(runs) - 4)
     assert "[cut: " in text and "characters not shown" in text
+
+
+def test_the_pruning_chapter_shows_the_benchmark_it_ran(site):
+    raw = (site / "s05-pruning" / "index.html").read_text(encoding="utf-8")
+    assert 'src="data:image/svg+xml;base64,' in raw  # the plot, drawn at build time
+    rows = {row[0]: row for row in table_with(site, "s05-pruning", "stage")[1:]}
+    assert set(rows) == {"s03", "s04", "s05"} and rows["s05"][1] == "yes"
+    assert number(rows["s05"][4]) < number(rows["s04"][4])  # the bill, with and without pruning
+    assert re.search(r"s05 / s04 input billed: [\d.]+% .* and s05 completes: met\.", page_text(site, "s05-pruning"))
 
 
 def test_the_instructors_guide_lists_every_exercise_of_the_code(site):

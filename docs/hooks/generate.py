@@ -61,6 +61,7 @@ The hook is registered in ``mkdocs.yml`` under ``hooks:`` and kept out of the si
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import difflib
 import html
@@ -84,7 +85,7 @@ DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
 
 KINDS = ("diff", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises")
+         "exercises", "bench")
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>" + "|".join(KINDS) + r")\b(?P<arguments>.*?)-->[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
 STAGE = re.compile(r"^s\d\d$")
@@ -186,6 +187,8 @@ def generate(kind: str, arguments: str) -> str:
         if len(words) != 1:
             raise PluginError(f"expected <!-- stats sNN -->, got arguments {arguments!r}")
         return fenced("text", stats_report(words[0]))
+    if kind == "bench":
+        return bench(arguments)
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PluginError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
@@ -380,6 +383,10 @@ def _run_and_trace(stage: str, task: str | None, options: dict) -> Run:
         stage_options = {name: value for name, value in scenario.options.items()
                          if name in inspect.signature(module.run).parameters}
 
+    parameters = inspect.signature(module.run).parameters
+    if "ask" in parameters:  # s06: a build never waits for a person, nor writes the learner's audit log
+        stage_options.setdefault("ask", None)
+        stage_options.setdefault("audit_log", False)
     workspace = course.prepare_workspace()
     buffer = io.StringIO()
     client = course.capped(course.make_client(model, **client_options), cap)
@@ -454,6 +461,29 @@ def _runs_log_elsewhere():
                 os.environ.pop(variable, None)
             else:
                 os.environ[variable] = previous
+
+
+BENCH = re.compile(r"^tokens turns=(?P<turns>\d+) show=(?P<show>plot|table)$")
+
+
+def bench(arguments: str) -> str:
+    """``<!-- bench tokens turns=N show=plot|table -->``: course/bench.py's token benchmark, run once per
+    build and turns; the plot inline (an SVG image), or its table without the wall time, which varies."""
+    match = BENCH.match(arguments)
+    if not match:
+        raise PluginError(f"expected <!-- bench tokens turns=N show=plot|table -->, got arguments {arguments!r}")
+    benchmark = support_module("course.bench", "bench")
+    key = ("bench", int(match["turns"]))
+    if key not in _cache:
+        with _runs_log_elsewhere():
+            _cache[key] = benchmark.run_token_bench(int(match["turns"]))
+    result = _cache[key]
+    if match["show"] == "plot":
+        image = base64.b64encode(benchmark.plot_svg(result).encode("utf-8")).decode("ascii")
+        return (f'<img alt="Cumulative input tokens billed after each call, by stage" '
+                f'src="data:image/svg+xml;base64,{image}">\n\n')
+    report = [line for line in benchmark.report(result).splitlines() if not line.startswith("Wall time")]
+    return "\n".join(report) + "\n\n"
 
 
 def ladder() -> str:
