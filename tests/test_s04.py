@@ -13,12 +13,10 @@ import json
 import re
 import shutil
 
-import anthropic
-import httpx2
 import pytest
 
 import course
-from conftest import load_stage
+from conftest import load_stage, scripted_client
 from course.offline import validate_request
 from course.scenarios import scenario_named
 
@@ -36,26 +34,6 @@ def s03():
 
 
 # ---------------------------------------------------------------- a model that says exactly what a test needs
-
-def scripted_client(*replies: list[dict]):
-    """A client whose model sends ``replies`` (lists of content blocks) in order, through the real
-    SDK. Some are what a real model would never send (a tool_use input that is not an object, an
-    empty tool name) and an Anthropic-compatible local server might: the harness must cope."""
-    queue, requests = list(replies), []
-
-    def handle(request):
-        body = json.loads(request.content)
-        requests.append(body)
-        content = queue.pop(0)
-        return httpx2.Response(200, json={
-            "id": f"msg_scripted_{len(requests)}", "type": "message", "role": "assistant", "model": body["model"],
-            "content": content, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            "stop_reason": "tool_use" if any(block["type"] == "tool_use" for block in content) else "end_turn"})
-
-    client = anthropic.Anthropic(api_key="scripted", base_url="http://scripted.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
-    return client, requests
-
 
 def one_call(name: str, arguments) -> list[dict]:
     return [{"type": "text", "text": "Trying."}, {"type": "tool_use", "id": "toolu_scripted_1", "name": name, "input": arguments}]

@@ -16,12 +16,10 @@ import json
 import os
 import time
 
-import anthropic
-import httpx2
 import pytest
 
 import course
-from conftest import load_stage
+from conftest import load_stage, scripted_client
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
 
@@ -44,24 +42,6 @@ def gate(s06, rules=None, ask=None, audit_log=False):
 
 def decision(s06, workspace, tool: str, rules=None, **arguments) -> str:
     return gate(s06, rules).decide(workspace, tool, arguments)[0]
-
-
-def scripted_client(*replies: list[dict]):
-    """A client whose model sends ``replies`` (lists of content blocks) in order, through the real SDK."""
-    queue, requests = list(replies), []
-
-    def handle(request):
-        body = json.loads(request.content)
-        requests.append(body)
-        content = queue.pop(0)
-        return httpx2.Response(200, json={
-            "id": f"msg_scripted_{len(requests)}", "type": "message", "role": "assistant", "model": body["model"],
-            "content": content, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            "stop_reason": "tool_use" if any(block["type"] == "tool_use" for block in content) else "end_turn"})
-
-    client = anthropic.Anthropic(api_key="scripted", base_url="http://scripted.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
-    return client, requests
 
 
 def one_call(name: str, number: int = 1, **arguments) -> list[dict]:
