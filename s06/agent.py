@@ -528,7 +528,8 @@ class Gate:
 
     def decide_one(self, workspace, name, arguments, subject) -> tuple[Decision, str, str]:
         for decision in ("deny", "ask", "allow"):  # deny first, then ask, then allow
-            if decision == "ask" and any(rule.matches(name, subject) for rule in self.approved):
+            if decision == "ask" and any(rule.matches(name, subject) for rule in self.approved) \
+                    and not reaches_beyond(name, subject):  # approving 'expr' approves no redirection
                 return "allow", "a person allowed it always", "person"
             for rule in self.rules:
                 if rule.decision == decision and rule.matches(name, subject):

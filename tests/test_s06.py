@@ -155,6 +155,10 @@ def test_allow_always_approves_the_program_for_later_commands(s06, workspace):
     assert s06.run_tool(workspace, "run_command", {"command": "expr 2 + 2"}, checking)[1] is False
     assert len(person.asked) == 1  # the second expr needed no one
     assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1 && rm memo.md"}, checking)[1] is True
+    assert gate(s06).decide(workspace, "run_command", {"command": "expr 1 + 1"})[0] == "ask"  # one run only
+    checking.ask = Person(("deny", "not that"))
+    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 > memo.md"}, checking)[1] is True
+    assert (workspace / "memo.md").read_text(encoding="utf-8").startswith("# Meeting memo")
 
 
 @pytest.mark.exercise(1)
