@@ -1594,12 +1594,13 @@ def s06_cells() -> list:
         markdown("""
         The command tool runs in the workspace, with a timeout, an output cap, and an environment that
         holds no secrets: only `PATH`, the locale and `HOME` (set to the workspace) get through. A token in
-        this notebook's environment is not visible to the command:
+        this notebook's environment is not visible to the command. (The gate would ask a person about
+        this command, since `$` is expanded by the shell; here we call the tool itself, past the gate.)
         """),
         code("""
         os.environ["NOTEBOOK_SECRET_TOKEN"] = "s3cr3t"
-        text, _ = agent.run_tool(workspace, "run_command", {"command": "echo token=$NOTEBOOK_SECRET_TOKEN home=$HOME"}, gate)
-        print(json.loads(text)["output"])
+        print(agent.run_command(workspace, "echo token=$NOTEBOOK_SECRET_TOKEN home=$HOME"))
+        print("the gate on the same command:", gate.decide(workspace, "run_command", {"command": "echo $HOME"})[:2])
         print("timeout:", agent.COMMAND_TIMEOUT_S, "s | output cap:", agent.COMMAND_OUTPUT_CAP, "bytes")
         """),
         markdown("""
