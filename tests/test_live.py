@@ -1,17 +1,33 @@
-"""Against a real model (needs ANTHROPIC_API_KEY; skipped without one by conftest)."""
+"""Against a real model (needs ANTHROPIC_API_KEY; skipped without one by conftest).
+
+The same stage code that the offline tests drive runs here against Claude, unchanged: only the
+client differs. Each test costs a few cents at most.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+import course
 from conftest import load_stage
+
+STAGES = ["s01", "s02", "s03", "s04", "s05", "s06"]
 
 
 @pytest.mark.live
-def test_s01_on_the_default_model_lists_the_files(workspace):
-    result = load_stage("s01").run("List the files in the workspace", workspace=workspace)
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_on_the_default_model_lists_the_files(stage, workspace):
+    options = {"ask": None, "audit_log": False} if stage == "s06" else {}
+    result = course.as_dict(load_stage(stage).run("List the files in the workspace", workspace=workspace, **options))
     assert result["stop_reason"] == "end_turn"
     assert not result["model"].startswith("offline")
     assert result["turns"] >= 2  # it had to call list_files to know
     files = [path.name for path in workspace.iterdir() if path.is_file()]
     assert files and all(name in result["answer"] for name in files), result["answer"]
+
+
+@pytest.mark.live
+def test_s03_computes_the_total_of_seed_004(workspace):
+    result = load_stage("s03").run("Read sample.txt and compute the total price", workspace=workspace, runs_log=False)
+    assert result.stop_reason == "end_turn"
+    assert "20000" in result.answer.replace(",", "")
