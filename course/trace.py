@@ -23,6 +23,19 @@ def shorten(text: str, limit: int = SHOWN_RESULT) -> str:
     return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(text)} chars)"
 
 
+def readable(content: str) -> str:
+    """A structured result (s04 on) as a person reads it; any other text as it is."""
+    try:
+        result = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(result, dict) or "ok" not in result:
+        return content
+    if result["ok"]:
+        return str(result.get("output", ""))
+    return f"{result.get('error')}: {result.get('message')} (hint: {result.get('hint')})"
+
+
 class TracePrinter:
     """Prints a readable turn-by-turn trace. Callable, so it can be passed as ``trace=``."""
 
@@ -61,7 +74,7 @@ class TracePrinter:
             content = block.get("content", "")
             if isinstance(content, list):
                 content = " ".join(part.get("text", "") for part in content)
-            self.line(f"   {mark} {name}: {shorten(content)}")
+            self.line(f"   {mark} {name}: {shorten(readable(content))}")
 
     def show_transition(self, reason) -> None:
         self.line(f"   ↻ continue: {reason}")

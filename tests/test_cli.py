@@ -131,3 +131,12 @@ def test_a_real_model_without_a_key_is_a_one_line_error_naming_the_key(folder, c
     assert code == 2
     assert_one_line_error(err, "ANTHROPIC_API_KEY")
 
+
+
+def test_the_trace_shows_a_structured_result_as_a_person_reads_it():
+    from course.trace import readable
+    assert readable('{"ok": true, "output": "a\\nb"}') == "a\nb"
+    assert readable('{"ok": false, "error": "not_found", "message": "no x", "hint": "try y"}') == \
+        "not_found: no x (hint: try y)"
+    assert readable("Error: plain text") == "Error: plain text"
+    assert readable('["a", "b"]') == '["a", "b"]'
