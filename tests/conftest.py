@@ -6,6 +6,7 @@ import importlib
 import json
 import os
 import socket
+import tempfile
 
 import anthropic
 import httpx2
@@ -44,6 +45,9 @@ def offline_environment(request, monkeypatch, tmp_path):
     monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", str(tmp_path / "runs.jsonl"))
     monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    # Fresh workspaces (course.prepare_workspace) go under this test's tmp_path, which pytest cleans,
+    # instead of piling up in the system's temporary folder.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     yield
 
 
