@@ -383,14 +383,19 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
             return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
         state.messages.append(text_calls_message(workspace, written))  # run them, and say so
         trace("tool_results", state.messages[-1])
-        return carry_on(state, "text_calls_recovered", trace)
+        return checked_carry_on(state, limits, reply, "text_calls_recovered", trace)
     results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
     state.messages.append({"role": "user", "content": results})      # 5. write every result back
     trace("tool_results", state.messages[-1])
+    return checked_carry_on(state, limits, reply, "tool_results_written", trace)
+
+
+def checked_carry_on(state: LoopState, limits: Limits, reply, reason: Transition, trace) -> bool:
+    """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
     stuck = no_progress(state.messages, limits)
     if stuck:
         return stop(state, "no_progress", text_of(reply), trace, stuck)
-    return carry_on(state, "tool_results_written", trace)
+    return carry_on(state, reason, trace)
 
 
 def carry_on(state: LoopState, reason: Transition, trace) -> bool:
@@ -420,9 +425,9 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
 
 def no_progress(messages: list, limits: Limits) -> str | None:
     """The same call again and again, or failure after failure: read off the history itself."""
-    calls = [(block["name"], json.dumps(block["input"], sort_keys=True))
+    calls = [(name, json.dumps(arguments, sort_keys=True))
              for message in messages if message["role"] == "assistant"
-             for block in message["content"] if block["type"] == "tool_use"]
+             for name, arguments in calls_made(message)]
     repeated = calls[-limits.max_repeats:]
     if len(repeated) == limits.max_repeats and len(set(repeated)) == 1:
         name, arguments = repeated[0]
@@ -432,6 +437,13 @@ def no_progress(messages: list, limits: Limits) -> str | None:
     if len(recent) == limits.max_consecutive_errors and all(recent):
         return f"no progress: the last {limits.max_consecutive_errors} tool calls failed"
     return None
+
+
+def calls_made(message: dict) -> list[tuple[str, dict]]:
+    """The calls of one assistant message: its tool_use blocks, or the calls it wrote as text."""
+    uses = [(block["name"], block["input"]) for block in message["content"] if block["type"] == "tool_use"]
+    text = "".join(block.get("text", "") for block in message["content"] if block["type"] == "text")
+    return uses or calls_written_as_text(text)
 
 
 def answer_without_running(state: LoopState, calls: list, why: str) -> None:

@@ -321,3 +321,11 @@ def test_the_actionable_error_finishes_in_no_more_turns_than_the_bare_one_spends
     assert actionable.stop_reason == "end_turn" and completed
     assert actionable.turns <= bare.turns
     assert actionable.tool_errors == {"read_file": 1} and bare.tool_errors == {"read_file": 3}
+
+
+def test_a_call_written_as_text_again_and_again_is_no_progress(s04, workspace):
+    same = [{"type": "text", "text": 'Listing.\n{"name": "list_files", "arguments": {"path": "."}}'}]
+    client, requests = scripted_client(*[same] * 6)
+    result = s04.run("List the files", client=client, model="scripted", workspace=workspace, runs_log=False)
+    assert result.stop_reason == "no_progress" and len(requests) == 3
+    assert result.transitions == ["text_calls_recovered"] * 2
