@@ -1,27 +1,36 @@
-"""The token benchmark: what every turn costs when the history is resent, with and without pruning.
+"""The token benchmark: what a long run costs, in tokens and in dollars, with and without pruning and caching.
 
 ``python -m course bench tokens [--turns N] [--json] [--plot PATH]`` runs one long task,
-``offline-flood`` on N-2 log files (list the folder, read one log a turn, answer: N turns), on
-stages s03, s04 and s05, offline, each in a fresh workspace. The offline model's context window
-and the stages' turn limit and token budget are raised out of the way, so that every stage can
-finish and the bill is the only thing that differs. Every model call's ``usage.input_tokens`` is
-recorded through ``course.capped(...).usages``, s05's summarising calls included: they are billed.
+``offline-flood`` on N-2 log files (list the folder, read one log a turn, answer: N turns),
+offline, each run in a fresh workspace and with a fresh client (so a fresh prompt cache). The
+offline model's context window and the stages' turn limit and token budget are raised out of the
+way, so that every run can finish and the bill is the only thing that differs. Five runs:
 
-Per stage it reports: completed (the model ended the run and its answer states the true number of
-ERROR lines) or not, turns, total input tokens billed, the peak prompt, and the exponent ``b`` of
-``cumulative input ≈ a · call^b``: the least-squares slope of ln(cumulative input tokens) against
-ln(call number), over every call of the run. Seed 000 predicts ``b`` near 2 when every turn
-resends everything (s03, s04) and near 1 when old results are masked (s05). The target of the
-course (issue 5): at 100 turns s05 bills at most 16% of s04's input and completes, at least the
-84% cut Anthropic reports for clearing old tool results on a 100-turn evaluation.
+* ``s03`` and ``s04``: no pruning, no cache breakpoint: every prompt token is billed at the input price;
+* ``s04+cache``: s04 unchanged, with one cache breakpoint added on the latest block of each request
+  on its way out (what a harness that caches but never prunes pays);
+* ``s05-every-turn``: s05 with its batch constants set to 0 (``CLEAR_TRIGGER``, ``CLEAR_AT_LEAST``),
+  so it masks a little on every turn, as s05 did before it knew about the cache; cached;
+* ``s05``: the cache-aware s05 as it is: two breakpoints, masking in batches; cached.
 
-``run_token_bench(turns) -> dict`` measures, ``report(result) -> str`` prints the table, and
-``plot_svg(result) -> str`` draws cumulative input tokens per call, one line per stage (the docs
-call it at build time).
+Every model call's ``usage`` is recorded through ``course.capped(...).usages``, s05's summary
+calls included, and priced with ``course/prices.py`` (the offline ids cost what the default
+Claude model costs). Per run: completed (the model ended the run and its answer states the true
+number of ERROR lines) or not, input tokens (every token of every prompt, whether read from the
+cache, written to it or neither: what the run would bill without caching), cache writes, cache
+reads, dollars, and the peak prompt. The course's targets at 100 turns (issue 12): the cache-aware
+s05 costs at most 45% of ``s04+cache`` and completes; its input tokens are at most 16% of s04's
+(Anthropic reports an 84% cut for clearing old tool results on a 100-turn evaluation); its peak
+prompt stays under 20,000 tokens.
+
+``run_token_bench(turns) -> dict`` measures, ``report(result) -> str`` prints the table and what
+it means, and ``plot_svg(result) -> str`` draws the dollars spent after each call, one line per run
+(the docs call both at build time).
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
@@ -29,8 +38,10 @@ import re
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import prices
 from .cli import as_dict
 from .client import make_client
 from .guard import capped
@@ -41,16 +52,39 @@ from .workspace import SAMPLE, snapshot
 from .ladder import load_stage
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-STAGES = ("s03", "s04", "s05")
 DEFAULT_TURNS = 100
 TURNS_AROUND_THE_READS = 2           # listing the folder first, answering last
 DEFAULT_PLOT = Path("runs") / "bench-tokens.svg"  # beside the runs log, never inside the published docs
-TARGET_RATIO = 0.16                  # s05 / s04 billed input at 100 turns (issue 5)
+TARGET_DOLLARS = 0.45                # cache-aware s05 / s04 with caching, in dollars, at 100 turns (issue 12)
+TARGET_TOKENS = 0.16                 # s05 / s04 input tokens, without caching (issue 5)
+TARGET_PEAK = 20_000                 # s05's largest prompt, in tokens
 # Out of the way: a log read costs about 950 tokens and stays in an unpruned history, so 100 turns
 # need about 100,000 tokens of window; the stages' own limits (40 turns, 300,000 tokens) would
 # stop the unpruned stages long before the bill shows its shape.
 WINDOW_PER_TURN = 2_000
 LIMITS = {"max_turns": 10_000, "token_budget": 10**12}
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One run of the benchmark: a stage, and what is changed around it (never its code)."""
+
+    name: str
+    stage: str
+    label: str
+    breakpoint_on_latest: bool = False                   # added to each request on its way out
+    constants: dict = field(default_factory=dict)        # the stage's constants, set for this run only
+
+
+VARIANTS = (
+    Variant("s03", "s03", "s03: no pruning, no cache"),
+    Variant("s04", "s04", "s04: no pruning, no cache"),
+    Variant("s04+cache", "s04", "s04 with a cache breakpoint on the latest block, no pruning", breakpoint_on_latest=True),
+    Variant("s05-every-turn", "s05", "s05 masking a little every turn, cached",
+            constants={"CLEAR_TRIGGER": 0, "CLEAR_AT_LEAST": 0}),
+    Variant("s05", "s05", "s05 cache-aware: masking in batches, cached"),
+)
 
 
 def exponent(cumulative: list[int]) -> float | None:
@@ -69,96 +103,192 @@ def states_number(answer: str, number: int) -> bool:
     return re.search(rf"(?<![\d.]){number}(?!\d)", plain) is not None
 
 
-def bench_stage(stage: str, turns: int) -> dict:
-    """One stage on the flood task of ``turns`` turns, in a fresh workspace; every call's input recorded."""
+def mark_latest_block(messages: list) -> list:
+    """The messages with a cache breakpoint on the last block of the last one (a copy)."""
+    last = messages[-1]
+    blocks = [{"type": "text", "text": last["content"]}] if isinstance(last["content"], str) else list(last["content"])
+    blocks[-1] = dict(blocks[-1], cache_control=CACHE_BREAKPOINT)
+    return list(messages[:-1]) + [dict(last, content=blocks)]
+
+
+class _LatestBlockCached:
+    """A client's ``messages`` that adds a breakpoint on the latest block to every request."""
+
+    def __init__(self, messages):
+        self._messages = messages
+
+    def create(self, **request):
+        return self._messages.create(**dict(request, messages=mark_latest_block(request["messages"])))
+
+    def __getattr__(self, name):
+        return getattr(self._messages, name)
+
+
+class LatestBlockCached:
+    def __init__(self, client):
+        self._client = client
+        self.messages = _LatestBlockCached(client.messages)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+@contextlib.contextmanager
+def constants_set(module, constants: dict):
+    """Set a stage's module constants for one run, and put them back whatever happens."""
+    saved = {name: getattr(module, name) for name in constants}
+    for name, value in constants.items():
+        setattr(module, name, value)
+    try:
+        yield module
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
+
+
+def usage_dict(usage) -> dict:
+    return {name: getattr(usage, name, None) or 0 for name in
+            ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
+
+
+def running_sum(values: list) -> list:
+    total, sums = 0, []
+    for value in values:
+        total += value
+        sums.append(total)
+    return sums
+
+
+def bench_variant(variant: Variant, turns: int) -> dict:
+    """One run of the flood task of ``turns`` turns, in a fresh workspace; every call's usage recorded and priced."""
     files = turns - TURNS_AROUND_THE_READS
     model = f"offline-flood-{files}"
-    agent = load_stage(stage)
+    agent = load_stage(variant.stage)
     with tempfile.TemporaryDirectory(prefix="agent-course-bench-") as folder:
         workspace = Path(shutil.copytree(SAMPLE, Path(folder) / "workspace"))
         logs(workspace, files)
         truth = error_total(snapshot(workspace))
-        client = capped(make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000), 3 * turns + 50)
+        client = make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000)
+        client = capped(LatestBlockCached(client) if variant.breakpoint_on_latest else client, 3 * turns + 50)
         accepted = inspect.signature(agent.run).parameters
         options = {name: value for name, value in dict(LIMITS, runs_log=False).items() if name in accepted}
         started = time.perf_counter()
-        result = as_dict(agent.run(COUNT_TASK, client=client, model=model, workspace=workspace, **options))
+        with constants_set(agent, variant.constants):
+            result = as_dict(agent.run(COUNT_TASK, client=client, model=model, workspace=workspace, **options))
         wall = time.perf_counter() - started
-    per_call = [usage.input_tokens for usage in client.usages]
-    cumulative, total = [], 0
-    for tokens in per_call:
-        total += tokens
-        cumulative.append(total)
-    b = exponent(cumulative)
+    usages = [usage_dict(usage) for usage in client.usages]
+    per_call = [prices.prompt_tokens(usage) for usage in usages]
+    dollars = [prices.cost(model, usage) for usage in usages]
+    b = exponent(running_sum(per_call))
     return {
-        "stage": stage,
+        "stage": variant.name,
+        "label": variant.label,
         "completed": result.get("stop_reason") == "end_turn" and states_number(result.get("answer", ""), truth),
         "stop_reason": result.get("stop_reason"),
         "turns": result.get("turns"),
-        "calls": len(per_call),
-        "input_tokens": total,
+        "calls": len(usages),
+        "input_tokens": sum(per_call),
+        "uncached_input_tokens": sum(usage["input_tokens"] for usage in usages),
+        "cache_write_tokens": sum(usage["cache_creation_input_tokens"] for usage in usages),
+        "cache_read_tokens": sum(usage["cache_read_input_tokens"] for usage in usages),
+        "output_tokens": sum(usage["output_tokens"] for usage in usages),
+        "dollars": sum(dollars),
         "peak_prompt_tokens": max(per_call, default=0),
         "exponent": None if b is None else round(b, 3),
         "error_lines": truth,
         "wall_s": round(wall, 2),
+        "usages": usages,
         "input_per_call": per_call,
-        "cumulative_input": cumulative,
+        "cumulative_input": running_sum(per_call),
+        "dollars_per_call": dollars,
+        "cumulative_dollars": running_sum(dollars),
     }
 
 
-def run_token_bench(turns: int = DEFAULT_TURNS, stages=STAGES) -> dict:
-    """The flood task of ``turns`` turns on each stage; per stage, its bill and its shape."""
+def ratio(part: float, whole: float) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def run_token_bench(turns: int = DEFAULT_TURNS, variants=VARIANTS) -> dict:
+    """The flood task of ``turns`` turns, once per variant; per run, its bill in tokens and dollars."""
     if isinstance(turns, bool) or not isinstance(turns, int) or turns < TURNS_AROUND_THE_READS + 1:
         raise CourseError(f"--turns must be a whole number of at least {TURNS_AROUND_THE_READS + 1} "
                           f"(list the folder, read one log, answer), got {turns!r}")
     started = time.perf_counter()
-    results = {stage: bench_stage(stage, turns) for stage in stages}
-    s04, s05 = results.get("s04"), results.get("s05")
-    ratio = s05["input_tokens"] / s04["input_tokens"] if s04 and s05 and s04["input_tokens"] else None
+    rows = {variant.name: bench_variant(variant, turns) for variant in variants}
+    s04, cached, s05 = rows.get("s04"), rows.get("s04+cache"), rows.get("s05")
     return {
         "benchmark": "tokens",
         "task": COUNT_TASK,
         "model": f"offline-flood-{turns - TURNS_AROUND_THE_READS}",
+        "priced_as": prices.DEFAULT_CLAUDE_MODEL,
+        "price": vars(prices.price_of("offline")),
+        "prices_date": prices.PRICES_DATE,
         "turns": turns,
         "log_files": turns - TURNS_AROUND_THE_READS,
         "context_window": WINDOW_PER_TURN * turns + 50_000,
-        "stages": results,
-        "ratio_s05_s04": None if ratio is None else round(ratio, 4),
-        "target_ratio": TARGET_RATIO,
-        "fit": "b: least-squares slope of ln(cumulative input tokens) on ln(call number), over every call",
+        "stages": rows,
+        "ratio_s05_s04": ratio(s05["input_tokens"], s04["input_tokens"]) if s04 and s05 else None,
+        "dollar_ratio_s05_s04_cached": ratio(s05["dollars"], cached["dollars"]) if cached and s05 else None,
+        "targets": {"dollars": TARGET_DOLLARS, "tokens": TARGET_TOKENS, "peak_prompt": TARGET_PEAK},
         "wall_s": round(time.perf_counter() - started, 2),
     }
 
 
 def report(result: dict) -> str:
-    """The benchmark as a table, with the ratio, the fit and the verdict on the target."""
+    """The benchmark as a table, then what it means, in words."""
+    price = result["price"]
     lines = [f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
              f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.",
+             f"Priced like {result['priced_as']} (prices of {result['prices_date']}, $ per million tokens): input "
+             f"{price['input']:g}, cache write {price['cache_write']:g}, cache read {price['cache_read']:g}, "
+             f"output {price['output']:g}.",
              "",
-             "| stage | completed | stop reason | turns | input tokens billed | peak prompt | exponent b |",
-             "|---|---|---|---:|---:|---:|---:|"]
+             "| run | completed | input tokens | cache writes | cache reads | dollars | peak prompt |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for row in result["stages"].values():
-        b = "n/a" if row["exponent"] is None else f"{row['exponent']:.2f}"
-        lines.append(f"| {row['stage']} | {'yes' if row['completed'] else 'no'} | {row['stop_reason']} | {row['turns']} "
-                     f"| {row['input_tokens']:,} | {row['peak_prompt_tokens']:,} | {b} |")
-    ratio = result["ratio_s05_s04"]
-    lines.append("")
-    if ratio is not None:
-        s05 = result["stages"]["s05"]
-        met = ratio <= result["target_ratio"] and s05["completed"]
-        lines.append(f"s05 / s04 input billed: {ratio:.1%} (a {1 - ratio:.1%} cut). Target at 100 turns: at most "
-                     f"{result['target_ratio']:.0%} and s05 completes: {'met' if met else 'NOT met'}.")
-    lines.append(f"{result['fit']}; 2 is quadratic growth, 1 linear.")
+        lines.append(f"| {row['stage']} | {'yes' if row['completed'] else 'no'} | {row['input_tokens']:,} "
+                     f"| {row['cache_write_tokens']:,} | {row['cache_read_tokens']:,} | ${row['dollars']:.4f} "
+                     f"| {row['peak_prompt_tokens']:,} |")
+    lines += ["", "Input tokens are every token of every prompt: those read from the cache, those written "
+                  "to it, and the rest. Without caching, all of them are billed at the input price."]
+    lines += verdicts(result)
     lines.append(f"Wall time: {result['wall_s']} s.")
     return "\n".join(lines)
 
 
+def verdicts(result: dict) -> list[str]:
+    """The comparisons the course aims at, said in words, each with its aim."""
+    rows, targets, said = result["stages"], result["targets"], []
+    s05, cached, s04 = rows.get("s05"), rows.get("s04+cache"), rows.get("s04")
+    every_turn = rows.get("s05-every-turn")
+    if s05 and cached and result["dollar_ratio_s05_s04_cached"] is not None:
+        share = result["dollar_ratio_s05_s04_cached"]
+        said.append(f"With caching on for both, the cache-aware s05 costs {share:.0%} of what s04 costs "
+                    f"(${s05['dollars']:.4f} against ${cached['dollars']:.4f}); the course aims for at most "
+                    f"{targets['dollars']:.0%}, {'and it gets there' if share <= targets['dollars'] else 'and it does not get there'}"
+                    f"{'' if s05['completed'] else ', and it did not complete the task'}.")
+    if every_turn and cached and cached["dollars"]:
+        said.append(f"Masking a little every turn costs {every_turn['dollars'] / cached['dollars']:.0%} of s04 with caching: "
+                    "each masking changes the prompt early on, so everything after it is written to the cache again.")
+    if s05 and s04 and result["ratio_s05_s04"] is not None:
+        share = result["ratio_s05_s04"]
+        said.append(f"Without caching, s05 would be billed for {share:.1%} of s04's input tokens "
+                    f"({s05['input_tokens']:,} against {s04['input_tokens']:,}); the course aims for at most "
+                    f"{targets['tokens']:.0%}, {'and it gets there' if share <= targets['tokens'] else 'and it does not get there'}.")
+    if s05:
+        below = s05["peak_prompt_tokens"] < targets["peak_prompt"]
+        said.append(f"s05's largest prompt was {s05['peak_prompt_tokens']:,} tokens; the course aims to stay under "
+                    f"{targets['peak_prompt']:,}, {'and it does' if below else 'and it does not'}.")
+    return said
+
+
 def plot_svg(result: dict) -> str:
-    """Cumulative input tokens per model call, one line per stage: s04's curve bends, s05's stays nearly straight."""
-    series = {f"{stage} ({row['input_tokens']:,} tokens)": [(0, 0)] + list(enumerate(row["cumulative_input"], start=1))
-              for stage, row in result["stages"].items()}
-    return line_chart(series, title=f"Input tokens billed over a {result['turns']}-turn task",
-                      x_label="model call (one a turn)", y_label="cumulative input tokens")
+    """Dollars spent after each model call, one line per run: the unpruned runs bend upwards, s05 stays low."""
+    series = {f"{row['stage']} (${row['dollars']:.2f})": [(0, 0)] + list(enumerate(row["cumulative_dollars"], start=1))
+              for row in result["stages"].values()}
+    return line_chart(series, title=f"Dollars spent over a {result['turns']}-turn task",
+                      x_label="model call (one a turn)", y_label="cumulative dollars")
 
 
 def tokens_command(turns: int = DEFAULT_TURNS, as_json: bool = False, plot: str | Path | None = None) -> int:

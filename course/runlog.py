@@ -5,7 +5,9 @@ which tool failed how often, and how often runs were cut off. Every run appends 
 
 Where: ``$AGENT_COURSE_RUNS_LOG`` if set, else ``runs/runs.jsonl`` under the current folder.
 One line holds: stage, model, task, stop_reason, turns, tool_calls ({tool: count}),
-tool_errors ({tool: count}), usage ({input_tokens, output_tokens}), duration_s, time (UTC, ISO 8601).
+tool_errors ({tool: count}), usage ({input_tokens, output_tokens}, and from s05 on the cache's
+cache_creation_input_tokens and cache_read_input_tokens), cost_usd (the usage priced with
+``course/prices.py``; null for a model the price list does not know), duration_s, time (UTC, ISO 8601).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+
+from . import prices
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_RUNS_LOG"
 AUDIT_VARIABLE = "AGENT_COURSE_AUDIT_LOG"  # s06's gate decisions: runs/audit.jsonl unless set
@@ -31,6 +35,8 @@ def append(record: dict, path: str | Path | None = None) -> Path:
     path = Path(path) if path else log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     line = dict(record, time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    if "usage" in record and "model" in record and "cost_usd" not in record:
+        line["cost_usd"] = prices.cost(record["model"], record["usage"])
     with path.open("a", encoding="utf-8") as log:
         log.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path

@@ -2,7 +2,8 @@
 
 Seed 000 names the three numbers without which a team cannot improve an agent: how many turns a
 task took, which tool failed how often, and how often runs were cut off. Every run of s03 and
-later appends one line to the runs log (``course/runlog.py``); this module adds them up.
+later appends one line to the runs log (``course/runlog.py``); this module adds them up, with a
+fourth number a team watches as closely: what a run costs, in dollars (``course/prices.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from . import runlog
+from . import prices, runlog
 from .models import CourseError
 
 NATURAL_END = "end_turn"
@@ -40,7 +41,25 @@ def summarise(records: list[dict]) -> dict:
         "cut_off": sum(count for reason, count in reasons.items() if reason != NATURAL_END) / runs if runs else 0.0,
         "turns": {"mean": sum(turns) / runs if runs else 0.0, "max": max(turns, default=0)},
         "tools": {tool: {"calls": calls[tool], "errors": errors[tool]} for tool in sorted(calls | errors)},
+        "cost": cost_per_run(records),
     }
+
+
+def run_cost(record: dict) -> float | None:
+    """A run's dollars: as logged, or priced from its model and usage (a log written before costs were)."""
+    if record.get("cost_usd") is not None:
+        return record["cost_usd"]
+    if record.get("model") and record.get("usage"):
+        return prices.cost(record["model"], record["usage"])
+    return None
+
+
+def cost_per_run(records: list[dict]) -> dict:
+    """Mean, max and total dollars over the runs whose model has a price; how many had none."""
+    costs = [cost for cost in map(run_cost, records) if cost is not None]
+    return {"priced_runs": len(costs), "unpriced_runs": len(records) - len(costs),
+            "mean_usd": sum(costs) / len(costs) if costs else 0.0,
+            "max_usd": max(costs, default=0.0), "total_usd": sum(costs)}
 
 
 def table(summary: dict, path: Path) -> str:
@@ -51,6 +70,7 @@ def table(summary: dict, path: Path) -> str:
              f"runs: {summary['runs']}",
              f"turns: mean {summary['turns']['mean']:.1f}, max {summary['turns']['max']}",
              f"cut off (any stop but {NATURAL_END}): {summary['cut_off']:.0%}",
+             cost_line(summary["cost"]),
              "", f"{'stop reason':<16}{'share':>7}"]
     lines += [f"{str(reason):<16}{share:>7.0%}" for reason, share in summary["stop_reasons"].items()]
     lines += ["", f"{'tool':<16}{'calls':>7}{'errors':>8}{'failed':>8}"]
@@ -58,6 +78,14 @@ def table(summary: dict, path: Path) -> str:
         failed = counts["errors"] / counts["calls"] if counts["calls"] else 0.0
         lines.append(f"{tool:<16}{counts['calls']:>7}{counts['errors']:>8}{failed:>8.0%}")
     return "\n".join(lines)
+
+
+def cost_line(cost: dict) -> str:
+    if not cost["priced_runs"]:
+        return "cost per run: no run of a model with a known price"
+    unpriced = f"; {cost['unpriced_runs']} run(s) of models with no price left out" if cost["unpriced_runs"] else ""
+    return (f"cost per run: mean ${cost['mean_usd']:.4f}, max ${cost['max_usd']:.4f}; "
+            f"${cost['total_usd']:.4f} over {cost['priced_runs']} run(s){unpriced}")
 
 
 def report(path: Path | None = None, *, as_json: bool = False) -> str:

@@ -7,6 +7,8 @@ the loop itself never prints. The kinds:
 * ``"tool_results"``: the user message of tool results just added to the history;
 * ``"transition"``: why the loop goes on (from s02);
 * ``"stop"``: why the loop ended, in one line (from s03);
+* ``"usage"``: the ``usage`` of the reply just recorded (from s05): the call's tokens, split into
+  those read from the prompt cache, those written to it, and the rest (``input_tokens``);
 * ``"note"``: anything else worth a line (pruning, a gate decision...).
 """
 
@@ -43,6 +45,7 @@ class TracePrinter:
         self.stream = stream or sys.stdout
         self.turn = 0
         self.names: dict[str, str] = {}
+        self.prompt_tokens_sent = 0  # every input token of the calls shown so far, cached or not
 
     def line(self, text: str = "") -> None:
         print(text, file=self.stream, flush=True)
@@ -81,6 +84,13 @@ class TracePrinter:
 
     def show_stop(self, explanation) -> None:
         self.line(f"■ stop: {explanation}")
+
+    def show_usage(self, usage) -> None:
+        read = getattr(usage, "cache_read_input_tokens", None) or 0
+        written = getattr(usage, "cache_creation_input_tokens", None) or 0
+        self.prompt_tokens_sent += usage.input_tokens + read + written
+        self.line(f"   · tokens: {usage.input_tokens:,} uncached + {read:,} read from the cache + {written:,} "
+                  f"written to it in, {usage.output_tokens:,} out; {self.prompt_tokens_sent:,} input tokens sent so far")
 
     def show_note(self, text) -> None:
         self.line(f"   · {text}")

@@ -8,7 +8,8 @@ learner can redo by hand:
 * every message costs 4 tokens of overhead (role and framing);
 * a tool definition costs the estimate of its JSON (name, description, schema);
 * a tool_use costs the estimate of its name and its JSON input;
-* a tool_result costs the estimate of its text content.
+* a tool_result costs the estimate of its text content;
+* a ``cache_control`` mark costs nothing: it says where a cached prefix ends, it is not prompt.
 
 The numbers are therefore estimates, like those of pydantic-ai's TestModel, but they grow the
 way real usage grows: in proportion to what is sent. That is all the course's measurements
@@ -29,8 +30,11 @@ def text_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def _json_tokens(value) -> int:
+def json_tokens(value) -> int:
+    if isinstance(value, dict) and "cache_control" in value:
+        value = {key: item for key, item in value.items() if key != "cache_control"}
     return text_tokens(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
 
 
 def block_tokens(block) -> int:
@@ -40,10 +44,10 @@ def block_tokens(block) -> int:
     if kind == "text":
         return text_tokens(block.get("text", ""))
     if kind == "tool_use":
-        return text_tokens(block.get("name", "")) + _json_tokens(block.get("input", {}))
+        return text_tokens(block.get("name", "")) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
         return content_tokens(block.get("content", ""))
-    return _json_tokens(block)
+    return json_tokens(block)
 
 
 def content_tokens(content) -> int:
@@ -56,7 +60,7 @@ def request_tokens(body: dict) -> int:
     """The input tokens of a Messages request: system, tools and every message."""
     system = body.get("system") or ""
     total = content_tokens(system)
-    total += sum(_json_tokens(tool) for tool in body.get("tools") or [])
+    total += sum(json_tokens(tool) for tool in body.get("tools") or [])
     for message in body.get("messages") or []:
         total += MESSAGE_OVERHEAD + content_tokens(message.get("content", ""))
     return total

@@ -15,7 +15,9 @@ What it does, in the order the real API does it:
 5. honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
    "max_tokens"``; a tool_use that did not fit is returned with the input it had so far (none),
    as a cut real reply would be unusable too;
-6. reports ``usage`` from the same estimate.
+6. reports ``usage`` from the same estimate, split by the prompt cache (``cache.py``) into tokens
+   read from the cache, tokens written to it, and the rest, as the API does. The cache belongs to
+   the transport, so each client has its own.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 import httpx2
 
 from . import tokens
+from .cache import PromptCache, check_breakpoints
 from .behaviours import behaviour_for, UnknownBehaviour
 from .conversation import read_request
 from .validation import ApiError, validate_request
@@ -58,6 +61,7 @@ class OfflineTransport(httpx2.MockTransport):
         self.context_window = context_window
         self.faults = faults or Faults()
         self._random = random.Random(self.faults.seed)
+        self.prompt_cache = PromptCache()
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         fault = self._maybe_fault(request)
@@ -87,6 +91,7 @@ class OfflineTransport(httpx2.MockTransport):
 
     def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, object]:
         validate_request(body, needs_max_tokens=needs_max_tokens)
+        check_breakpoints(body)
         if body.get("stream"):
             raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")
         try:
@@ -103,7 +108,7 @@ class OfflineTransport(httpx2.MockTransport):
         return {"input_tokens": input_tokens}
 
     def create(self, body: dict) -> dict:
-        input_tokens, behaviour = self._check(body, needs_max_tokens=True)
+        _, behaviour = self._check(body, needs_max_tokens=True)
         reply = behaviour(read_request(body))
         content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
         if stop_reason is None:
@@ -123,8 +128,8 @@ class OfflineTransport(httpx2.MockTransport):
             "stop_sequence": None,
             # A cut reply used its whole budget: the estimate of a cut tool_use (its name and "{}") can
             # exceed what was left, but the API never reports more output than max_tokens.
-            "usage": {"input_tokens": input_tokens,
-                      "output_tokens": min(sum(map(tokens.block_tokens, content)), body["max_tokens"])},
+            "usage": dict(self.prompt_cache.usage(body),
+                          output_tokens=min(sum(map(tokens.block_tokens, content)), body["max_tokens"])),
         }
 
 
