@@ -313,6 +313,8 @@ def with_breakpoints(messages: list) -> list:
 def marked(message: dict) -> dict:
     """A copy of the message whose last block carries a cache breakpoint."""
     blocks = blocks_of(message)
+    if not blocks:  # an empty message has no block to mark
+        return message
     return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)])
 
 

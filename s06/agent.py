@@ -49,10 +49,13 @@ import course
 STAGE = "s06"
 MAX_TOKENS = 1024
 MAX_RESULT_CHARS = 4000  # longer tool output is cut: it would ride along in every later request
-KEEP_RESULTS = 3          # the latest tool results stay whole; older ones are masked
+KEEP_RESULTS = 2          # the latest tool results stay whole; older ones are masked
+CLEAR_TRIGGER = 8_000     # estimated prompt tokens above which old tool results are masked...
+CLEAR_AT_LEAST = 3_000    # ...in one batch, and only if it frees at least this many estimated tokens
 SUMMARY_THRESHOLD = 30_000  # estimated prompt tokens above which older turns are summarised
 KEEP_TURNS = 4            # the latest turns that a summary leaves whole
 SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
+CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so is cached (5 minutes)
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
 COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
 MAX_DIGITS = 1000             # the calculator refuses numbers longer than this
@@ -601,9 +604,45 @@ def ask_on_terminal(tool: str, arguments: dict, why: str) -> tuple[str, str]:
 
 # --8<-- [start:ask]
 def ask(client, model: str, messages: list) -> object:
-    """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
-                                  tools=TOOLS, messages=messages)
+    """One model call: the whole history and the tool table go out, one reply comes back.
+
+    Cache breakpoints mark where a prefix that a later call sends again unchanged ends: the system
+    block (tools and system never change), and the ones ``with_breakpoints`` puts in the history.
+    """
+    system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
+    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=system,
+                                  tools=TOOLS, messages=with_breakpoints(messages))
+
+
+def with_breakpoints(messages: list) -> list:
+    """The history as sent: a breakpoint on the latest block (the next call starts with all of it),
+    and one just before the first tool result still whole (the end of the part already masked: the
+    next batch masks only after it, so after a batch the cache is still read up to there).
+    A copy: the history itself keeps no mark, or marks would pile up past the API's limit of four."""
+    sent = list(messages)
+    first_whole = next((index for index, message in enumerate(sent) if message["role"] == "user"
+                        and any(is_whole_result(block) for block in blocks_of(message))), None)
+    if first_whole is not None:
+        sent[first_whole - 1] = marked(sent[first_whole - 1])
+    sent[-1] = marked(sent[-1])
+    return sent
+
+
+def marked(message: dict) -> dict:
+    """A copy of the message whose last block carries a cache breakpoint."""
+    blocks = blocks_of(message)
+    if not blocks:  # an empty message has no block to mark
+        return message
+    return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)])
+
+
+def blocks_of(message: dict) -> list:
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def is_whole_result(block: dict) -> bool:
+    return block.get("type") == "tool_result" and not str(block.get("content", "")).startswith("[masked")
 
 
 def assistant_message(reply) -> dict:
@@ -652,7 +691,8 @@ class LoopState:
     turn_count: int = 0
     transition_reason: Transition | None = None
     transitions: list[Transition] = field(default_factory=list)
-    usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+    usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                                                 "cache_read_input_tokens": 0})
     stop_reason: StopReason | None = None
     answer: str = ""
     explanation: str = ""   # why the run ended, in one line
@@ -691,11 +731,10 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
         return stop(state, "api_error", "", trace, course.explain_api_error(error))
     state.turn_count += 1
     add_usage(state.usage, reply.usage)
-    state.peak_prompt_tokens = max(state.peak_prompt_tokens, reply.usage.input_tokens)
+    state.peak_prompt_tokens = max(state.peak_prompt_tokens, prompt_size(reply.usage))
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
-    trace("note", f"tokens: {reply.usage.input_tokens} in, {reply.usage.output_tokens} out; "
-                  f"{state.usage['input_tokens']} input tokens billed so far")
+    trace("usage", reply.usage)                                       # the trace shows what the call cost
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if reply.stop_reason in ("max_tokens", "refusal"):
         # A cut tool_use has unfinished arguments: answer it without running it.
@@ -791,22 +830,33 @@ def stop(state: LoopState, reason: StopReason, answer: str, trace, explanation: 
 def add_usage(total: dict, usage) -> None:
     total["input_tokens"] += usage.input_tokens
     total["output_tokens"] += usage.output_tokens
+    for cached in ("cache_creation_input_tokens", "cache_read_input_tokens"):  # None from a server without a cache
+        total[cached] = total.get(cached, 0) + (getattr(usage, cached, None) or 0)
+
+
+def prompt_size(usage) -> int:
+    """Every token of the prompt, read from the cache, written to it or neither: what must fit the window."""
+    return usage.input_tokens + (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
 # --8<-- [end:turn]
 
 
 # --8<-- [start:prune]
 def prune(state: LoopState, client, model: str, trace) -> None:
-    """Before each call: mask old tool results; if the prompt is still too big, summarise old turns."""
-    masked = mask_old_results(state.messages, KEEP_RESULTS)
-    if masked:
-        trace("note", f"masked {masked} old tool result(s)")
+    """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
+    still too big, summarise old turns. Each changes the prompt early on: the cache is written again."""
     estimate = estimate_prompt_tokens(state.messages)
+    masked = mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST) if estimate > CLEAR_TRIGGER else 0
+    if masked:
+        trace("note", f"masked {masked} old tool result(s) in one batch: the cache is written again from the first")
+        estimate = estimate_prompt_tokens(state.messages)
     if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
-        trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens")
+        trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens; "
+                      "the cache is written again from the first message")
 
 
-def mask_old_results(messages: list, keep: int) -> int:
-    """Replace the content of all but the last ``keep`` tool results by a placeholder. Returns how many.
+def mask_old_results(messages: list, keep: int, at_least: int = 0) -> int:
+    """Replace the content of all but the last ``keep`` tool results by a placeholder, all in one
+    batch, if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many.
 
     The tool_result block itself stays, with its tool_use_id and is_error: only its content goes,
     so every tool_use is still answered and the history stays valid.
@@ -814,21 +864,25 @@ def mask_old_results(messages: list, keep: int) -> int:
     calls = {block["id"]: block for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
-    masked = 0
-    for block in results[:max(len(results) - keep, 0)]:
-        if isinstance(block["content"], str) and not block["content"].startswith("[masked"):
-            call = calls[block["tool_use_id"]]
-            arguments = json.dumps(call["input"], ensure_ascii=False)
-            block["content"] = (f"[masked to save context: the result of {call['name']} {arguments}, "
-                                f"{len(block['content'])} characters. Call it again if you need it.]")
-            masked += 1
-    return masked
+    old = [block for block in results[:max(len(results) - keep, 0)]
+           if isinstance(block["content"], str) and not block["content"].startswith("[masked")]
+    if sum(estimate_tokens(block["content"]) for block in old) < at_least:
+        return 0  # too little to free: keep the prompt, and its cache, as they are
+    for block in old:
+        call = calls[block["tool_use_id"]]
+        arguments = json.dumps(call["input"], ensure_ascii=False)
+        block["content"] = (f"[masked to save context: the result of {call['name']} {arguments}, "
+                            f"{len(block['content'])} characters. Call it again if you need it.]")
+    return len(old)
 
 
 def estimate_prompt_tokens(messages: list) -> int:
     """A cheap estimate before the call (about 4 bytes a token); the API's usage is the true count after it."""
-    sent = json.dumps([SYSTEM_PROMPT, TOOLS, messages], ensure_ascii=False)
-    return math.ceil(len(sent.encode("utf-8")) / 4)
+    return estimate_tokens(json.dumps([SYSTEM_PROMPT, TOOLS, messages], ensure_ascii=False))
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def summarise_old_turns(state: LoopState, client, model: str) -> bool:
