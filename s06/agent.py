@@ -847,7 +847,7 @@ def prune(state: LoopState, client, model: str, trace) -> None:
     estimate = estimate_prompt_tokens(state.messages)
     masked = mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST) if estimate > CLEAR_TRIGGER else 0
     if masked:
-        trace("note", f"masked {masked} old tool result(s) in one batch: the cache is written again from the first")
+        trace("note", f"masked {masked} old tool result(s) in one batch; the cache is written again from the first of them")
         estimate = estimate_prompt_tokens(state.messages)
     if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
         trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens; "

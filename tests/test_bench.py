@@ -1,4 +1,4 @@
-"""The token benchmark: s05 bills less than s04 and grows more slowly, and the plot shows one line per stage."""
+"""The token benchmark: what each run costs in tokens and dollars, and the plot shows one line per run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from course import bench, runlog
+from course import bench, prices, runlog
 from course.__main__ import main
 from course.models import CourseError
 from course.svgplot import line_chart, nice_step, short_number, tick_values
@@ -26,21 +26,57 @@ def small_bench(tmp_path_factory):
         return bench.run_token_bench(SMALL)
 
 
-def test_every_stage_completes_the_same_task_in_the_same_turns(small_bench):
+ROWS = ["s03", "s04", "s04+cache", "s05-every-turn", "s05"]
+
+
+def test_every_run_completes_the_same_task_in_the_same_turns(small_bench):
     rows = small_bench["stages"]
-    assert list(rows) == ["s03", "s04", "s05"]
+    assert list(rows) == ROWS
     for row in rows.values():
         assert row["completed"] and row["stop_reason"] == "end_turn" and row["turns"] == SMALL
+
+
+def test_the_numbers_are_the_sums_of_the_usages_recorded_call_by_call(small_bench):
+    price = prices.price_of(small_bench["model"])
+    for row in small_bench["stages"].values():
+        usages = row["usages"]
+        assert len(usages) == row["calls"] == len(row["input_per_call"]) == len(row["dollars_per_call"])
+        assert row["uncached_input_tokens"] == sum(usage["input_tokens"] for usage in usages)
+        assert row["cache_write_tokens"] == sum(usage["cache_creation_input_tokens"] for usage in usages)
+        assert row["cache_read_tokens"] == sum(usage["cache_read_input_tokens"] for usage in usages)
+        assert row["input_tokens"] == row["uncached_input_tokens"] + row["cache_write_tokens"] + row["cache_read_tokens"]
         assert row["input_tokens"] == sum(row["input_per_call"]) == row["cumulative_input"][-1]
+        by_hand = sum(usage["input_tokens"] * price.input + usage["output_tokens"] * price.output
+                      + usage["cache_creation_input_tokens"] * price.cache_write
+                      + usage["cache_read_input_tokens"] * price.cache_read for usage in usages) / 1e6
+        assert row["dollars"] == pytest.approx(by_hand) == pytest.approx(row["cumulative_dollars"][-1])
         assert row["peak_prompt_tokens"] == max(row["input_per_call"])
 
 
-def test_s05_bills_less_than_s04_and_grows_more_slowly(small_bench):
-    s04, s05 = small_bench["stages"]["s04"], small_bench["stages"]["s05"]
+def test_only_the_runs_that_mark_breakpoints_use_the_cache(small_bench):
+    rows = small_bench["stages"]
+    for name in ("s03", "s04"):
+        assert rows[name]["cache_write_tokens"] == rows[name]["cache_read_tokens"] == 0
+    # A cache changes the bill, never the prompt: s04 sends the same tokens with a breakpoint or without.
+    assert rows["s04+cache"]["input_tokens"] == rows["s04"]["input_tokens"]
+    assert rows["s04+cache"]["dollars"] < rows["s04"]["dollars"] / 3
+
+
+def test_s05_bills_less_than_s04_and_batches_cost_less_than_masking_every_turn(small_bench):
+    rows = small_bench["stages"]
+    s04, s05 = rows["s04"], rows["s05"]
     assert s05["input_tokens"] < s04["input_tokens"]
     assert small_bench["ratio_s05_s04"] == pytest.approx(s05["input_tokens"] / s04["input_tokens"], abs=1e-4)
+    assert small_bench["dollar_ratio_s05_s04_cached"] == pytest.approx(s05["dollars"] / rows["s04+cache"]["dollars"], abs=1e-4)
+    assert s05["dollars"] < rows["s05-every-turn"]["dollars"] and s05["dollars"] < rows["s04+cache"]["dollars"]
+    assert s05["cache_write_tokens"] < rows["s05-every-turn"]["cache_write_tokens"]  # every masking writes again
     assert s04["exponent"] > s05["exponent"]
     assert s05["peak_prompt_tokens"] < s04["peak_prompt_tokens"]
+
+
+def test_the_every_turn_variant_leaves_the_stage_as_it_was(small_bench):
+    s05 = bench.load_stage("s05")
+    assert (s05.CLEAR_TRIGGER, s05.CLEAR_AT_LEAST) != (0, 0)  # the constants were set for that run only
 
 
 def test_the_exponent_is_the_slope_of_a_log_log_fit():
@@ -49,30 +85,32 @@ def test_the_exponent_is_the_slope_of_a_log_log_fit():
     assert bench.exponent([5]) is None
 
 
-def test_the_plot_is_svg_with_one_polyline_per_stage(small_bench):
+def test_the_plot_is_svg_with_one_polyline_of_dollars_per_run(small_bench):
     root = ET.fromstring(bench.plot_svg(small_bench))
     assert root.tag == f"{SVG}svg"
     lines = root.findall(f".//{SVG}polyline")
-    assert [line.get("data-series").split()[0] for line in lines] == ["s03", "s04", "s05"]
+    assert [line.get("data-series").split()[0] for line in lines] == ROWS
     for line, row in zip(lines, small_bench["stages"].values()):
-        assert len(line.get("points").split()) == len(row["cumulative_input"]) + 1  # from the origin
+        assert len(line.get("points").split()) == len(row["cumulative_dollars"]) + 1  # from the origin
     texts = [text.text for text in root.iter(f"{SVG}text")]
-    assert "cumulative input tokens" in texts and any(text.startswith("s05 (") for text in texts)
+    assert "cumulative dollars" in texts and any(text.startswith("s05 ($") for text in texts)
 
 
-def test_the_report_is_a_table_with_the_ratio_and_the_fit(small_bench):
+def test_the_report_is_a_table_then_what_it_means_in_words(small_bench):
     text = bench.report(small_bench)
-    assert "| s04 | yes | end_turn | 30 |" in text
-    assert "s05 / s04 input billed:" in text and "least-squares slope of ln(cumulative input tokens)" in text
+    s04 = small_bench["stages"]["s04"]
+    assert f"| s04 | yes | {s04['input_tokens']:,} | 0 | 0 | ${s04['dollars']:.4f} | {s04['peak_prompt_tokens']:,} |" in text
+    assert "the cache-aware s05 costs" in text and "Without caching, s05 would be billed for" in text
+    assert "met" not in text.split()  # plain words, not a verdict
 
 
 def test_bench_tokens_prints_json_and_writes_the_plot(tmp_path, capsys):
     plot = tmp_path / "bench.svg"
     assert main(["bench", "tokens", "--turns", "5", "--json", "--plot", str(plot)]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["turns"] == 5 and set(result["stages"]) == {"s03", "s04", "s05"}
+    assert result["turns"] == 5 and list(result["stages"]) == ROWS
     assert result["plot"] == str(plot)
-    assert len(ET.parse(plot).getroot().findall(f".//{SVG}polyline")) == 3
+    assert len(ET.parse(plot).getroot().findall(f".//{SVG}polyline")) == len(ROWS)
 
 
 def test_bench_tokens_refuses_too_few_turns(capsys):

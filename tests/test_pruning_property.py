@@ -1,4 +1,5 @@
-"""Pruning never breaks a history: s05's masking and summarising, on many generated histories.
+"""Pruning never breaks a history: s05's masking (in batches) and summarising, and the cache breakpoints
+it sends, on many generated histories.
 
 Each generated history is one the loop could hold before a call: the task, then assistant turns
 with text and 0-3 tool_use blocks (unique ids), each answered by its tool_results (random sizes,
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 import course
 from conftest import load_stage
 from course.offline import validate_request
+from course.offline.cache import check_breakpoints
 
 s05 = load_stage("s05")
 
@@ -116,3 +118,31 @@ def test_pruning_twice_in_a_row_keeps_every_history_valid(history, threshold):
     after = {block["tool_use_id"]: block for block in results_of(state.messages)}
     for block in results_of(history)[-s05.KEEP_RESULTS:]:
         assert after.get(block["tool_use_id"], block) == block
+
+
+@PROPERTY
+@given(history=histories(), keep=st.integers(0, 6), at_least=st.sampled_from([0, 1, 500, 2_000, 10**9]))
+def test_masking_in_a_batch_masks_every_old_result_or_none_and_keeps_the_history_valid(history, keep, at_least):
+    pruned = copy.deepcopy(history)
+    masked = s05.mask_old_results(pruned, keep, at_least)
+    assert_valid(pruned, history[0]["content"])
+    changed = [old for old, new in zip(results_of(history), results_of(pruned)) if old != new]
+    if masked:
+        old = results_of(history)[:max(len(results_of(history)) - keep, 0)]
+        assert changed == old                                        # the whole batch at once...
+        assert sum(s05.estimate_tokens(block["content"]) for block in old) >= at_least  # ...and only if worth it
+    else:
+        assert pruned == history                                     # or nothing: the prefix, and its cache, stay
+
+
+@PROPERTY
+@given(history=histories())
+def test_the_breakpoints_sent_stay_within_the_api_limit_and_never_enter_the_history(history):
+    before = copy.deepcopy(history)
+    sent = s05.with_breakpoints(history)
+    check_breakpoints({"messages": sent, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]})
+    assert sent[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert history == before                                          # the history itself holds no mark
+    without_marks = [{**message, "content": [{key: value for key, value in block.items() if key != "cache_control"}
+                                             for block in s05.blocks_of(message)]} for message in sent]
+    assert without_marks == [{**message, "content": s05.blocks_of(message)} for message in history]

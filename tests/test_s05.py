@@ -1,13 +1,15 @@
-"""Stage s05: pruning the context so a long run neither overflows nor bills the square of its turns.
+"""Stage s05: pruning the context so a long run neither overflows nor bills the square of its turns,
+without breaking the prompt cache.
 
 Exercise 1 is ``mask_old_results``, exercise 2 ``summarise_old_turns``. Every call of s05 is
-preceded by a masking, so every test that runs the loop pins exercise 1; the tests that lower
-the summary threshold pin exercise 2 as well.
+preceded by a pruning that calls the masking, so every test that runs the loop pins exercise 1;
+the tests that lower the summary threshold pin exercise 2 as well.
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import re
 import shutil
 from pathlib import Path
@@ -20,7 +22,8 @@ from course.offline import validate_request
 from course.offline.flood import COUNT_TASK, error_total, logs
 from course.scenarios import scenario_named
 
-TOKENS_LINE = re.compile(r"^tokens: (\d+) in, (\d+) out; (\d+) input tokens billed so far$")
+TOKENS_LINE = re.compile(r"^   · tokens: ([\d,]+) uncached \+ ([\d,]+) read from the cache \+ ([\d,]+) written to it in, "
+                         r"([\d,]+) out; ([\d,]+) input tokens sent so far$")
 
 
 @pytest.fixture
@@ -29,14 +32,21 @@ def s05():
 
 
 class Notes:
-    """A trace that keeps the notes of a run, the lines a learner reads under each turn."""
+    """A trace that keeps the notes of a run, the lines a learner reads under each turn, and the usages shown."""
 
     def __init__(self):
         self.lines: list[str] = []
+        self.usages: list = []
 
     def __call__(self, kind, payload):
         if kind == "note":
             self.lines.append(payload)
+        elif kind == "usage":
+            self.usages.append(payload)
+
+    def batches(self) -> list[int]:
+        """How many results each batch of masking covered, in order."""
+        return [int(re.match(r"masked (\d+)", line)[1]) for line in self.lines if line.startswith("masked ")]
 
 
 def run_flood(s05, workspace, files: int, trace=None):
@@ -93,36 +103,94 @@ def test_masking_keeps_the_latest_results_whole_and_every_pair_intact(s05):
 
 
 @pytest.mark.exercise(1)
-def test_a_long_run_masks_all_but_the_last_results_and_completes(s05, workspace):
+def test_masking_waits_until_the_batch_frees_at_least_the_minimum(s05):
+    messages = history(5)                      # each result: 900 bytes, 225 estimated tokens
+    untouched = copy.deepcopy(messages)
+    assert s05.mask_old_results(messages, 2, at_least=3 * 225 + 1) == 0  # three old results are not enough
+    assert messages == untouched
+    assert s05.mask_old_results(messages, 2, at_least=3 * 225) == 3        # ...until they hold the minimum
+    assert valid(messages)
+
+
+@pytest.mark.exercise(1)
+def test_a_long_run_masks_in_batches_and_completes(s05, workspace):
     notes = Notes()
-    result, _ = run_flood(s05, workspace, 10, trace=notes)
+    result, _ = run_flood(s05, workspace, 30, trace=notes)
     assert result.stop_reason == "end_turn"
     assert str(error_total(course.snapshot(workspace))) in result.answer
+    batches = notes.batches()
+    assert len(batches) >= 2 and all(size >= 2 for size in batches)   # a few batches, never one result a turn
+    assert len(batches) < result.turns / 3
     contents = [block["content"] for block in s05.tool_results_in(result.messages)]
-    assert all(content.startswith("[masked") for content in contents[:-s05.KEEP_RESULTS])
     assert not any(content.startswith("[masked") for content in contents[-s05.KEEP_RESULTS:])
-    assert "masked 1 old tool result(s)" in notes.lines
+    assert sum(content.startswith("[masked") for content in contents) == sum(batches)
+
+
+@pytest.mark.exercise(1)
+def test_between_two_batches_each_call_reads_from_the_cache_all_that_the_call_before_it_sent(s05, workspace):
+    notes = Notes()
+    result, client = run_flood(s05, workspace, 30, trace=notes)
+    sizes = [s05.prompt_size(usage) for usage in client.usages]
+    reads = [usage.cache_read_input_tokens for usage in client.usages]
+    cached = [call for call in range(1, len(sizes)) if sizes[call - 1] >= 1024]  # the minimum cacheable prefix
+    rewritten = [call for call in cached if reads[call] != sizes[call - 1]]
+    assert result.stop_reason == "end_turn"
+    assert len(rewritten) == len(notes.batches()) >= 2              # the prefix changes only when a batch is masked...
+    # ...and the part masked by earlier batches is still read, once it is past the 1,024-token minimum
+    # (the first batch has no such part, and after the first one the part is just under the minimum).
+    assert all(0 < reads[call] < sizes[call - 1] for call in rewritten[2:])
+    assert [reads[call] for call in rewritten] == sorted(reads[call] for call in rewritten)  # a part that only grows
 
 
 # ---------------------------------------------------------------- token accounting
 
 @pytest.mark.exercise(1)
-def test_the_trace_shows_the_tokens_of_every_turn(s05, workspace):
-    notes = Notes()
-    result, client = run_flood(s05, workspace, 6, trace=notes)
-    lines = [TOKENS_LINE.match(line) for line in notes.lines if line.startswith("tokens:")]
-    assert len(lines) == result.turns == 8
-    billed = 0
+def test_the_trace_shows_the_cached_and_uncached_tokens_of_every_turn(s05, workspace):
+    printed = io.StringIO()
+    result, client = run_flood(s05, workspace, 12, trace=course.TracePrinter(printed))
+    lines = [TOKENS_LINE.match(line) for line in printed.getvalue().splitlines() if "· tokens:" in line]
+    assert len(lines) == result.turns == len(client.usages) == 14
+    sent = 0
     for match, usage in zip(lines, client.usages):
-        billed += usage.input_tokens
-        assert (int(match[1]), int(match[2]), int(match[3])) == (usage.input_tokens, usage.output_tokens, billed)
-    assert billed == result.usage["input_tokens"]
+        sent += s05.prompt_size(usage)
+        shown = tuple(int(group.replace(",", "")) for group in match.groups())
+        assert shown == (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens,
+                         usage.output_tokens, sent)
+    assert any(usage.cache_read_input_tokens for usage in client.usages)   # a long run reads from the cache
+    for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        assert result.usage[name] == sum(getattr(usage, name) for usage in client.usages)
 
 
 @pytest.mark.exercise(1)
-def test_the_peak_prompt_is_the_largest_prompt_sent(s05, workspace):
+def test_each_call_marks_the_system_block_and_the_latest_block_and_the_history_keeps_no_mark(s05, workspace):
+    requests = []
+
+    class Recording:
+        def __init__(self, client):
+            self.messages = self
+            self._client = client
+
+        def create(self, **request):
+            requests.append(copy.deepcopy(request))
+            return self._client.messages.create(**request)
+
+    logs(workspace, 12)
+    result = s05.run(COUNT_TASK, client=Recording(course.make_client("offline-flood-12")), model="offline-flood-12",
+                     workspace=workspace, runs_log=False)
+    assert result.stop_reason == "end_turn"
+    for request in requests:
+        assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert request["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+        marks = [block for message in request["messages"] for block in message["content"] if "cache_control" in block]
+        assert len(marks) + 1 <= 4
+    assert "cache_control" not in repr(result.messages)
+
+
+@pytest.mark.exercise(1)
+def test_the_peak_prompt_is_the_largest_prompt_sent_cached_or_not(s05, workspace):
     result, client = run_flood(s05, workspace, 8)
-    assert result.peak_prompt_tokens == max(usage.input_tokens for usage in client.usages)
+    assert result.peak_prompt_tokens == max(usage.input_tokens + usage.cache_read_input_tokens
+                                            + usage.cache_creation_input_tokens for usage in client.usages)
 
 
 # ---------------------------------------------------------------- exercise 2: summarising
