@@ -209,13 +209,18 @@ def ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def run_token_bench(turns: int = DEFAULT_TURNS, variants=VARIANTS) -> dict:
-    """The flood task of ``turns`` turns, once per variant; per run, its bill in tokens and dollars."""
+def run_token_bench(turns: int = DEFAULT_TURNS, stages=None) -> dict:
+    """The flood task of ``turns`` turns, once per run named in ``stages`` (default: all five, in
+    order); per run, its bill in tokens and dollars."""
     if isinstance(turns, bool) or not isinstance(turns, int) or turns < TURNS_AROUND_THE_READS + 1:
         raise CourseError(f"--turns must be a whole number of at least {TURNS_AROUND_THE_READS + 1} "
                           f"(list the folder, read one log, answer), got {turns!r}")
+    names = [variant.name for variant in VARIANTS]
+    unknown = [name for name in stages or () if name not in names]
+    if unknown:
+        raise CourseError(f"no benchmark run named {', '.join(unknown)}; the runs are {', '.join(names)}")
     started = time.perf_counter()
-    rows = {variant.name: bench_variant(variant, turns) for variant in variants}
+    rows = {variant.name: bench_variant(variant, turns) for variant in VARIANTS if stages is None or variant.name in stages}
     s04, cached, s05 = rows.get("s04"), rows.get("s04+cache"), rows.get("s05")
     return {
         "benchmark": "tokens",
@@ -258,29 +263,35 @@ def report(result: dict) -> str:
 
 
 def verdicts(result: dict) -> list[str]:
-    """The comparisons the course aims at, said in words, each with its aim."""
-    rows, targets, said = result["stages"], result["targets"], []
+    """The comparisons the course aims at, said in words, each with its aim (set for 100 turns)."""
+    rows, targets, turns, said = result["stages"], result["targets"], result["turns"], []
     s05, cached, s04 = rows.get("s05"), rows.get("s04+cache"), rows.get("s04")
     every_turn = rows.get("s05-every-turn")
     if s05 and cached and result["dollar_ratio_s05_s04_cached"] is not None:
         share = result["dollar_ratio_s05_s04_cached"]
         said.append(f"With caching on for both, the cache-aware s05 costs {share:.0%} of what s04 costs "
-                    f"(${s05['dollars']:.4f} against ${cached['dollars']:.4f}); the course aims for at most "
-                    f"{targets['dollars']:.0%}, {'and it gets there' if share <= targets['dollars'] else 'and it does not get there'}"
-                    f"{'' if s05['completed'] else ', and it did not complete the task'}.")
+                    f"(${s05['dollars']:.4f} against ${cached['dollars']:.4f})"
+                    + aim(share <= targets["dollars"], f"at most {targets['dollars']:.0%}", turns)
+                    + ("" if s05["completed"] else " It did not complete the task."))
     if every_turn and cached and cached["dollars"]:
         said.append(f"Masking a little every turn costs {every_turn['dollars'] / cached['dollars']:.0%} of s04 with caching: "
                     "each masking changes the prompt early on, so everything after it is written to the cache again.")
     if s05 and s04 and result["ratio_s05_s04"] is not None:
         share = result["ratio_s05_s04"]
         said.append(f"Without caching, s05 would be billed for {share:.1%} of s04's input tokens "
-                    f"({s05['input_tokens']:,} against {s04['input_tokens']:,}); the course aims for at most "
-                    f"{targets['tokens']:.0%}, {'and it gets there' if share <= targets['tokens'] else 'and it does not get there'}.")
+                    f"({s05['input_tokens']:,} against {s04['input_tokens']:,})"
+                    + aim(share <= targets["tokens"], f"at most {targets['tokens']:.0%}", turns))
     if s05:
-        below = s05["peak_prompt_tokens"] < targets["peak_prompt"]
-        said.append(f"s05's largest prompt was {s05['peak_prompt_tokens']:,} tokens; the course aims to stay under "
-                    f"{targets['peak_prompt']:,}, {'and it does' if below else 'and it does not'}.")
+        said.append(f"s05's largest prompt was {s05['peak_prompt_tokens']:,} tokens"
+                    + aim(s05["peak_prompt_tokens"] < targets["peak_prompt"], f"under {targets['peak_prompt']:,} tokens", turns))
     return said
+
+
+def aim(reached: bool, goal: str, turns: int) -> str:
+    """The end of a sentence: the course's aim for 100 turns, and, at 100 turns, whether the run reaches it."""
+    if turns != DEFAULT_TURNS:
+        return f" (the course's aim, at {DEFAULT_TURNS} turns: {goal})."
+    return f"; the course's aim is {goal}, and {'this run gets there' if reached else 'this run does not get there'}."
 
 
 def plot_svg(result: dict) -> str:

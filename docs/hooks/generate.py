@@ -480,7 +480,7 @@ def bench(arguments: str) -> str:
     result = _cache[key]
     if match["show"] == "plot":
         image = base64.b64encode(benchmark.plot_svg(result).encode("utf-8")).decode("ascii")
-        return (f'<img alt="Cumulative input tokens billed after each call, by stage" '
+        return (f'<img alt="Dollars spent after each call, one line per run" '
                 f'src="data:image/svg+xml;base64,{image}">\n\n')
     report = [line for line in benchmark.report(result).splitlines() if not line.startswith("Wall time")]
     return "\n".join(report) + "\n\n"
