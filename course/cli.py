@@ -88,8 +88,11 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
         return 130
     data = summary(result)
     turns = f"{data['turns']} turn" + ("" if data["turns"] == 1 else "s")
+    usage = data["usage"]
+    cached = (f", and {usage['cache_read_input_tokens']} read from the cache + {usage['cache_creation_input_tokens']} "
+              "written to it" if usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens") else "")
     print(f"\nanswer ({data['stop_reason']}, {turns}, "
-          f"{data['usage']['input_tokens']} input + {data['usage']['output_tokens']} output tokens):")
+          f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens{cached}):")
     print(data["answer"] or "(no text)")
     explanation = as_dict(result).get("explanation")
     if data["stop_reason"] != "end_turn" and explanation and explanation != data["stop_reason"]:

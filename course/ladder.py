@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import prices
 from .cli import as_dict
 from .client import make_client
 from .guard import Runaway, capped
@@ -142,7 +143,7 @@ def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log
         scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before, outside_before),
         stop_reason=result.get("stop_reason") if result else None,
         turns=result["turns"] if result else len(client.usages),
-        input_tokens=sum(usage.input_tokens for usage in client.usages),
+        input_tokens=sum(map(prices.prompt_tokens, client.usages)),  # cached or not: every token sent
         answer=(result or {}).get("answer") or "", error=f"{type(error).__name__}: {error}" if error else "",
         workspace=workspace,
     )

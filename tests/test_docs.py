@@ -101,7 +101,7 @@ def table_with(site: Path, page: str, first_header: str) -> list[list[str]]:
 
 
 def number(cell: str) -> float:
-    return float(cell.replace(",", "").rstrip("×"))
+    return float(cell.replace(",", "").rstrip("×").lstrip("$"))
 
 
 def answers(text: str) -> list[tuple[str, int, int, int]]:
@@ -312,10 +312,13 @@ def test_the_error_chapter_shows_text_calls_recovered_and_missed(site):
 def test_the_pruning_chapter_shows_the_benchmark_it_ran(site):
     raw = (site / "s05-pruning" / "index.html").read_text(encoding="utf-8")
     assert 'src="data:image/svg+xml;base64,' in raw  # the plot, drawn at build time
-    rows = {row[0]: row for row in table_with(site, "s05-pruning", "stage")[1:]}
-    assert set(rows) == {"s03", "s04", "s05"} and rows["s05"][1] == "yes"
-    assert number(rows["s05"][4]) < number(rows["s04"][4])  # the bill, with and without pruning
-    assert re.search(r"s05 / s04 input billed: [\d.]+% .* and s05 completes: met\.", page_text(site, "s05-pruning"))
+    rows = {row[0]: row for row in table_with(site, "s05-pruning", "run")[1:]}
+    assert list(rows) == ["s03", "s04", "s04+cache", "s05-every-turn", "s05"] and rows["s05"][1] == "yes"
+    assert number(rows["s05"][2]) < number(rows["s04"][2])  # the tokens sent, with and without pruning
+    assert number(rows["s05"][5]) < number(rows["s04+cache"][5])  # the dollars, both cached
+    text = page_text(site, "s05-pruning")
+    assert re.search(r"the cache-aware s05 costs \d+% of what s04 costs .*and this run gets there\.", text)
+    assert re.search(r"Without caching, s05 would be billed for [\d.]+% of s04's input tokens", text)
 
 
 def test_the_instructors_guide_lists_every_exercise_of_the_code(site):
