@@ -275,7 +275,7 @@ def verdicts(result: dict) -> list[str]:
                     + ("" if s05["completed"] else " It did not complete the task."))
     if every_turn and cached and cached["dollars"]:
         said.append(f"Masking a little every turn costs {every_turn['dollars'] / cached['dollars']:.0%} of s04 with caching: "
-                    "each masking changes the prompt early on, so everything after it is written to the cache again.")
+                    "each masking changes the prompt a few turns before its end, so those turns are written to the cache again.")
     if s05 and s04 and result["ratio_s05_s04"] is not None:
         share = result["ratio_s05_s04"]
         said.append(f"Without caching, s05 would be billed for {share:.1%} of s04's input tokens "

@@ -353,7 +353,7 @@ class Limits:
     """When to stop a run that does not stop itself. The chapter explains each default."""
 
     max_turns: int = 40                # model calls; the tutor's tasks take 2 to 4
-    token_budget: int = 300_000        # input + output tokens, as the API reports them
+    token_budget: int = 300_000        # input (cached or not) + output tokens, as the API reports them
     max_repeats: int = 3               # the same call (name and arguments) this many times in a row
     max_consecutive_errors: int = 3    # this many failed tool calls in a row
 
@@ -461,7 +461,7 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
     if state.turn_count >= limits.max_turns:
         return "max_turns", (f"turn limit: {state.turn_count} of {limits.max_turns} turns taken; "
                              "raise max_turns if the task needs more")
-    used = state.usage["input_tokens"] + state.usage["output_tokens"]
+    used = prompt_size_of(state.usage) + state.usage["output_tokens"]  # a token read from the cache is still used
     if used >= limits.token_budget:
         return "token_budget", (f"token budget: {used} tokens used, the budget is {limits.token_budget}; "
                                 "raise token_budget if the task is worth more")
@@ -519,6 +519,11 @@ def add_usage(total: dict, usage) -> None:
 def prompt_size(usage) -> int:
     """Every token of the prompt, read from the cache, written to it or neither: what must fit the window."""
     return usage.input_tokens + (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
+
+
+def prompt_size_of(total: dict) -> int:
+    """The same for a run's summed usage (``LoopState.usage``)."""
+    return total["input_tokens"] + total["cache_read_input_tokens"] + total["cache_creation_input_tokens"]
 # --8<-- [end:turn]
 
 

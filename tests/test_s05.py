@@ -265,3 +265,15 @@ def test_s05_completes_the_flood_where_s04_stops_on_prompt_too_long(tmp_path):
     s05, s05_passed = runs["s05"]
     assert s05["stop_reason"] == "end_turn" and s05_passed
     assert s05["peak_prompt_tokens"] < scenario_named("flood").client_options["context_window"] / 2
+
+
+@pytest.mark.exercise(1)
+def test_the_token_budget_counts_the_tokens_read_from_the_cache_too(s05, workspace):
+    logs(workspace, 30)
+    client = course.capped(course.make_client("offline-flood-30"), 200)
+    result = s05.run(COUNT_TASK, client=client, model="offline-flood-30", workspace=workspace,
+                     token_budget=40_000, runs_log=False)
+    assert result.stop_reason == "token_budget"
+    everything = sum(s05.prompt_size(usage) + usage.output_tokens for usage in client.usages)
+    uncached = sum(usage.input_tokens + usage.output_tokens for usage in client.usages)
+    assert uncached < 40_000 <= everything  # cached tokens are used tokens: a budget that skipped them would not stop
