@@ -1211,7 +1211,7 @@ def s05_cells() -> list:
         ## 2. Masking, by hand
 
         `agent.mask_old_results(messages, keep)` rewrites a history in place and returns how many results
-        it masked. Try it on a copy of that history, keeping the last three results:
+        it masked. Try it on a copy of that history, keeping the last `agent.KEEP_RESULTS` results:
         """),
         code("""
         history = copy.deepcopy(unpruned.messages)
@@ -1245,31 +1245,32 @@ def s05_cells() -> list:
         markdown("""
         ## 3. s05 on the task: the tokens of every turn
 
-        s05 prunes before every call, and its trace adds a line per turn: the tokens that call sent and
-        received, and the input billed so far. Same task, eight files this time:
+        s05 prunes before every call, and its trace adds a line per turn: the tokens that call sent
+        (uncached, read from the prompt cache, written to it) and received, and the input tokens sent so
+        far. Same task, eight files this time:
         """),
         code("""
         pruned = agent.run(flood.COUNT_TASK, model="offline-flood-8", workspace=flood_workspace(8), trace=course.TracePrinter())
         """),
         markdown("""
-        After the first few reads, each turn masks one more old result, and the input per call stops
-        growing by a whole file each turn: it grows only by the model's short notes and the placeholders.
-        Compare the input of each call with s04 on the same task (`course.capped` records every call's
-        usage):
+        Once the prompt passes `CLEAR_TRIGGER`, one batch masks every result but the last
+        `KEEP_RESULTS`, and the prompt drops; in between, each call reads from the cache what the call
+        before it sent. Compare the input tokens of each call, cached or not, with s04 on the same task
+        (`course.capped` records every call's usage):
         """),
         code("""
         def input_per_call(stage, files):
             client = course.capped(course.make_client(f"offline-flood-{files}"), 10 * files)
             result = stage.run(flood.COUNT_TASK, client=client, model=f"offline-flood-{files}", workspace=flood_workspace(files),
                                runs_log=False)
-            return result, [usage.input_tokens for usage in client.usages]
+            return result, [agent.prompt_size(usage) for usage in client.usages]
 
 
         s04_result, s04_inputs = input_per_call(s04, 8)
         s05_result, s05_inputs = input_per_call(agent, 8)
-        print("s04:", s04_inputs, "| billed:", sum(s04_inputs), "|", s04_result.answer)
-        print("s05:", s05_inputs, "| billed:", sum(s05_inputs), "|", s05_result.answer)
-        print(f"s05 bills {sum(s05_inputs) / sum(s04_inputs):.0%} of s04's input, for the same answer")
+        print("s04:", s04_inputs, "| sent:", sum(s04_inputs), "|", s04_result.answer)
+        print("s05:", s05_inputs, "| sent:", sum(s05_inputs), "|", s05_result.answer)
+        print(f"s05 sends {sum(s05_inputs) / sum(s04_inputs):.0%} of s04's input tokens, for the same answer")
         """),
         markdown("""
         ## 4. Summarising
@@ -1309,16 +1310,17 @@ def s05_cells() -> list:
         ## 5. The token benchmark
 
         `python -m course bench tokens --turns N` runs the flood task at N turns on several stages, records
-        every call's input, and fits the exponent *b* in *cumulative input ≈ a · call^b*: 2 is quadratic
-        growth, 1 linear. The same from Python, at 40 turns to keep this notebook quick (the chapter's
-        figures use 100):
+        every call's usage, prices it, and fits the exponent *b* in *cumulative input ≈ a · call^b*: 2 is
+        quadratic growth, 1 linear. Its plot shows the dollars spent after each call. The same from Python,
+        for two of its five runs, at 40 turns to keep this notebook quick (the chapter's figures use all
+        five, at 100):
         """),
         code("""
         bench = course.bench.run_token_bench(40, stages=("s04", "s05"))
         for stage, row in bench["stages"].items():
-            print(f"{stage}: completed={row['completed']}, turns={row['turns']}, input billed={row['input_tokens']:,}, "
-                  f"peak prompt={row['peak_prompt_tokens']:,}, exponent b={row['exponent']}")
-        print(f"s05 / s04 input billed: {bench['ratio_s05_s04']:.0%}")
+            print(f"{stage}: completed={row['completed']}, turns={row['turns']}, input tokens sent={row['input_tokens']:,}, "
+                  f"dollars={row['dollars']:.4f}, peak prompt={row['peak_prompt_tokens']:,}, exponent b={row['exponent']}")
+        print(f"s05 / s04 input tokens sent: {bench['ratio_s05_s04']:.0%}")
         display(SVG(course.bench.plot_svg(bench)))
         """),
         markdown("""
@@ -1365,7 +1367,7 @@ def s05_cells() -> list:
         ## Your turn
 
         The exercises of this stage are the regions of `s05/agent.py` marked `# >>> exercise N`:
-        1. *Mask old tool results, keeping every pair intact* (`mask_old_results`);
+        1. *Mask old tool results in a batch, keeping every pair intact* (`mask_old_results`);
         2. *Fold old turns into a summary without breaking a tool_use/tool_result pair* (`summarise_old_turns`).
 
         `python -m course exercise s05 my-s05` writes your own copy with those regions emptied, and
