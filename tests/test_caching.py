@@ -213,3 +213,26 @@ def test_an_unknown_model_has_no_price_rather_than_a_guess():
     assert prices.price_of("qwen3-coder") is None
     assert prices.cost("qwen3-coder", {"input_tokens": 10, "output_tokens": 1}) is None
     assert prices.price_of("claude-sonnet-4-5-20250929") == prices.PRICES["claude-sonnet-4-5"]
+
+
+# ---------------------------------------------------------------- the bill of a run: runs log and stats
+
+def test_the_runs_log_and_stats_give_the_cost_of_each_run(tmp_path, workspace):
+    from conftest import load_stage
+    from course import runlog, stats
+    from course.offline.flood import COUNT_TASK, logs
+
+    log = tmp_path / "runs.jsonl"
+    logs(workspace, 20)
+    client = course.capped(course.make_client("offline-flood-20"), 100)
+    result = load_stage("s05").run(COUNT_TASK, client=client, model="offline-flood-20", workspace=workspace, runs_log=log)
+    runlog.append({"stage": "s05", "model": "qwen3-coder", "usage": {"input_tokens": 10, "output_tokens": 1}}, log)
+    records = runlog.read(log)
+    by_hand = sum(prices.cost("offline", usage) for usage in client.usages)
+    assert records[0]["cost_usd"] == pytest.approx(by_hand)
+    assert records[0]["usage"]["cache_read_input_tokens"] == result.usage["cache_read_input_tokens"] > 0
+    assert records[1]["cost_usd"] is None                      # a model with no price is not guessed
+    cost = stats.summarise(records)["cost"]
+    assert (cost["priced_runs"], cost["unpriced_runs"]) == (1, 1)
+    assert cost["mean_usd"] == pytest.approx(by_hand) == pytest.approx(cost["total_usd"])
+    assert f"cost per run: mean ${by_hand:.4f}" in stats.report(log)
