@@ -4,8 +4,10 @@ Source: Anthropic's pricing page, https://platform.claude.com/docs/en/about-clau
 ("Model pricing"), read on the date below. Prompt caching multiplies the input price: writing to
 the 5-minute cache costs 1.25 times the input price, reading from it 0.1 times
 (https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"). The default
-model's rates (Claude Sonnet 5: $2 in, $10 out) were checked against third-party price trackers
-that quote the same page, as the stored copy of the page did not reach that row.
+model's rates (Claude Sonnet 5: $2 in, $10 out, $0.20 a cache read, $2.50 a 5-minute cache write)
+were checked against third-party trackers quoting that page (the release notes of
+uttamdeb/agent-telemetry v1.6.4, and apidog's Claude Sonnet 5.5 pricing guide), as the stored copy
+of the page did not reach that row. Check the page before relying on a number.
 
 The offline model ids are priced like the default Claude model (``models.DEFAULT_CLAUDE_MODEL``):
 an offline run is a rehearsal of a real one, so its bill says what the real one would cost if
