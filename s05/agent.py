@@ -1,20 +1,23 @@
 """Stage s05: pruning.
 
 What this stage adds: before each call, the history is pruned, in a way that keeps the prompt
-cache working. Each call marks two cache breakpoints (after the tools and system prompt, and on
-the latest block), so the part of the prompt sent before is billed at a tenth of the price. Old
-tool results are masked (replaced by a short placeholder that says what was there and how to get
-it again) in batches: only once the prompt is past a trigger and at least a minimum can be freed,
-so that between two batches the prompt only grows at its end and the cache keeps hitting. If the
-prompt is still too big, the older turns are folded into a summary written by the model itself.
+cache working. Each call marks cache breakpoints (after the tools and system prompt, at the end of
+the part already masked, and on the latest block), so the part of the prompt sent before is billed
+at a tenth of the price. Old tool results are masked (replaced by a short placeholder that says
+what was there and how to get it again) in batches: only once the prompt is past a trigger and at
+least a minimum can be freed, so that between two batches the prompt only grows at its end and the
+cache keeps hitting. If the prompt is still too big, the older turns are folded into a summary
+written by the model itself.
 Each pruning keeps the history valid (every tool_use keeps its tool_result, the first message
 stays the user's). The trace shows the tokens of every turn: cached, written to the cache, and not.
 The failure it fixes: every call resends the whole history, so the input billed over N turns
 grows with N squared, and a long run overflows the context window ("prompt is too long"); and
-pruning a little every turn changes the prompt early on, so the cache must be written again.
+pruning a little every turn changes the prompt a few turns before its end, so every turn's cache
+must be written again from there.
 
     take_turn:  limits? ─► prune ─► ask ─► record ─► act ─► write back
-                            │        └─ cache breakpoints: after tools + system, on the latest block
+                            │        └─ cache breakpoints: after tools + system, at the end of the
+                            │           masked part, on the latest block
                             ├─ prompt over CLEAR_TRIGGER and at least CLEAR_AT_LEAST to free?
                             │      mask every tool result but the last KEEP_RESULTS, in one batch
                             └─ prompt over SUMMARY_THRESHOLD? summarise all but the last KEEP_TURNS turns
