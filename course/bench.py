@@ -294,12 +294,19 @@ def aim(reached: bool, goal: str, turns: int) -> str:
     return f"; the course's aim is {goal}, and {'this run gets there' if reached else 'this run does not get there'}."
 
 
-def plot_svg(result: dict) -> str:
-    """Dollars spent after each model call, one line per run: the unpruned runs bend upwards, s05 stays low."""
-    series = {f"{row['stage']} (${row['dollars']:.2f})": [(0, 0)] + list(enumerate(row["cumulative_dollars"], start=1))
-              for row in result["stages"].values()}
-    return line_chart(series, title=f"Dollars spent over a {result['turns']}-turn task",
-                      x_label="model call (one a turn)", y_label="cumulative dollars")
+CACHED_RUNS = ("s04+cache", "s05-every-turn", "s05")
+
+
+def plot_svg(result: dict, runs=None) -> str:
+    """Dollars spent after each model call, one line per run (or per run named in ``runs``): the
+    unpruned runs bend upwards, s05 stays low. ``runs=CACHED_RUNS`` zooms in on the cached ones."""
+    names = [name for name in result["stages"] if runs is None or name in runs]
+    series = {f"{name} (${result['stages'][name]['dollars']:.2f})":
+              [(0, 0)] + list(enumerate(result["stages"][name]["cumulative_dollars"], start=1)) for name in names}
+    which = "" if runs is None else ", the runs with caching"
+    first = list(result["stages"]).index(names[0]) if names else 0  # each run keeps its colour in both charts
+    return line_chart(series, title=f"Dollars spent over a {result['turns']}-turn task{which}",
+                      x_label="model call (one a turn)", y_label="cumulative dollars", first_style=first)
 
 
 def tokens_command(turns: int = DEFAULT_TURNS, as_json: bool = False, plot: str | Path | None = None) -> int:

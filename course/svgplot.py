@@ -45,8 +45,9 @@ def short_number(value: float) -> str:
 
 
 def line_chart(series: dict[str, list[Point]], *, title: str = "", x_label: str = "", y_label: str = "",
-               width: int = 720, height: int = 420) -> str:
-    """An SVG line chart of ``series`` (name → points), both axes starting at zero."""
+               width: int = 720, height: int = 420, first_style: int = 0) -> str:
+    """An SVG line chart of ``series`` (name → points), both axes starting at zero. The n-th series gets
+    the colour and dash of style ``first_style + n``, so a chart of some of another's series can match it."""
     left, right, top, bottom = 78, 24, 44 if title else 20, 54
     plot_width, plot_height = width - left - right, height - top - bottom
     points = [point for line in series.values() for point in line]
@@ -78,7 +79,8 @@ def line_chart(series: dict[str, list[Point]], *, title: str = "", x_label: str 
         parts.append(f'<text transform="translate(16,{top + plot_height / 2:.0f}) rotate(-90)" '
                      f'text-anchor="middle">{escape(y_label)}</text>')
     for index, (name, line) in enumerate(series.items()):
-        colour, dash = COLOURS[index % len(COLOURS)], DASHES[index % len(DASHES)]
+        style = first_style + index
+        colour, dash = COLOURS[style % len(COLOURS)], DASHES[style % len(DASHES)]
         dashed = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<polyline data-series="{escape(name)}" fill="none" stroke="{colour}" stroke-width="2"{dashed} '
                      f'points="{" ".join(at(x, y) for x, y in line)}"/>')

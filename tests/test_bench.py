@@ -143,3 +143,11 @@ def test_the_call_benchmark_reports_the_median_and_quartiles_of_real_calls():
     result = run_call_bench(calls=12)
     assert result["calls"] == 12
     assert 0 < result["q1_ms"] <= result["median_ms"] <= result["q3_ms"]
+
+
+def test_the_cached_runs_have_a_plot_of_their_own_in_the_same_colours(small_bench):
+    every = ET.fromstring(bench.plot_svg(small_bench)).findall(f".//{SVG}polyline")
+    cached = ET.fromstring(bench.plot_svg(small_bench, bench.CACHED_RUNS)).findall(f".//{SVG}polyline")
+    assert [line.get("data-series").split()[0] for line in cached] == list(bench.CACHED_RUNS)
+    colours = {line.get("data-series"): line.get("stroke") for line in every}
+    assert all(colours[line.get("data-series")] == line.get("stroke") for line in cached)

@@ -1,7 +1,7 @@
 """The offline model: the Messages API, in process, for learning and testing with no API key.
 
 See ``transport.py`` for what it does and in which order, ``validation.py`` for the API rules it
-enforces, ``tokens.py`` for its token estimate, and ``tutor.py`` / ``misbehaving.py`` for the
+enforces, ``tokens.py`` for its token estimate, ``cache.py`` for its prompt caching, and ``tutor.py`` / ``misbehaving.py`` for the
 behaviours selected by model id.
 """
 

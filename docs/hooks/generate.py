@@ -463,23 +463,25 @@ def _runs_log_elsewhere():
                 os.environ[variable] = previous
 
 
-BENCH = re.compile(r"^tokens turns=(?P<turns>\d+) show=(?P<show>plot|table)$")
+BENCH = re.compile(r"^tokens turns=(?P<turns>\d+) show=(?P<show>plot|plot-cached|table)$")
 
 
 def bench(arguments: str) -> str:
-    """``<!-- bench tokens turns=N show=plot|table -->``: course/bench.py's token benchmark, run once per
-    build and turns; the plot inline (an SVG image), or its table without the wall time, which varies."""
+    """``<!-- bench tokens turns=N show=plot|plot-cached|table -->``: course/bench.py's token benchmark, run
+    once per build and turns; the plot inline (an SVG image) of every run or of the cached runs only, or
+    its table and what it means, without the wall time, which varies."""
     match = BENCH.match(arguments)
     if not match:
-        raise PluginError(f"expected <!-- bench tokens turns=N show=plot|table -->, got arguments {arguments!r}")
+        raise PluginError(f"expected <!-- bench tokens turns=N show=plot|plot-cached|table -->, got arguments {arguments!r}")
     benchmark = support_module("course.bench", "bench")
     key = ("bench", int(match["turns"]))
     if key not in _cache:
         with _runs_log_elsewhere():
             _cache[key] = benchmark.run_token_bench(int(match["turns"]))
     result = _cache[key]
-    if match["show"] == "plot":
-        image = base64.b64encode(benchmark.plot_svg(result).encode("utf-8")).decode("ascii")
+    if match["show"] in ("plot", "plot-cached"):
+        runs = benchmark.CACHED_RUNS if match["show"] == "plot-cached" else None
+        image = base64.b64encode(benchmark.plot_svg(result, runs).encode("utf-8")).decode("ascii")
         return (f'<img alt="Dollars spent after each call, one line per run" '
                 f'src="data:image/svg+xml;base64,{image}">\n\n')
     report = [line for line in benchmark.report(result).splitlines() if not line.startswith("Wall time")]
