@@ -48,8 +48,9 @@ docs: $(BIN)/.installed
 
 # JupyterLab on the repository, with jupytext's pairing active: saving a notebook rewrites its .py twin.
 # (Jupyter refuses to run as root unless told; a container's root user is told.)
+# LAB_OPTIONS passes more, e.g. make lab LAB_OPTIONS="--no-browser --port=8899".
 lab: $(BIN)/.installed
-	$(BIN)/jupyter lab --notebook-dir=. $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(BIN)/jupyter lab --notebook-dir=. $(LAB_OPTIONS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) site .pytest_cache
