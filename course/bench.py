@@ -10,7 +10,7 @@ recorded through ``course.capped(...).usages``, s05's summarising calls included
 Per stage it reports: completed (the model ended the run and its answer states the true number of
 ERROR lines) or not, turns, total input tokens billed, the peak prompt, and the exponent ``b`` of
 ``cumulative input ≈ a · call^b``: the least-squares slope of ln(cumulative input tokens) against
-ln(call number), over every call of the run. Seed 000 predicts ``b`` near 2 when every turn
+ln(call number), over every call of the run. *Building an agent loop yourself* predicts ``b`` near 2 when every turn
 resends everything (s03, s04) and near 1 when old results are masked (s05). The target of the
 course (issue 5): at 100 turns s05 bills at most 16% of s04's input and completes, at least the
 84% cut Anthropic reports for clearing old tool results on a 100-turn evaluation.
@@ -28,6 +28,7 @@ import math
 import re
 import shutil
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -130,27 +131,61 @@ def run_token_bench(turns: int = DEFAULT_TURNS, stages=STAGES) -> dict:
     }
 
 
-def report(result: dict) -> str:
-    """The benchmark as a table, with the ratio, the fit and the verdict on the target."""
-    lines = [f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
-             f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.",
-             "",
-             "| stage | completed | stop reason | turns | input tokens billed | peak prompt | exponent b |",
-             "|---|---|---|---:|---:|---:|---:|"]
-    for row in result["stages"].values():
-        b = "n/a" if row["exponent"] is None else f"{row['exponent']:.2f}"
-        lines.append(f"| {row['stage']} | {'yes' if row['completed'] else 'no'} | {row['stop_reason']} | {row['turns']} "
-                     f"| {row['input_tokens']:,} | {row['peak_prompt_tokens']:,} | {b} |")
-    ratio = result["ratio_s05_s04"]
-    lines.append("")
-    if ratio is not None:
-        s05 = result["stages"]["s05"]
-        met = ratio <= result["target_ratio"] and s05["completed"]
-        lines.append(f"s05 / s04 input billed: {ratio:.1%} (a {1 - ratio:.1%} cut). Target at 100 turns: at most "
-                     f"{result['target_ratio']:.0%} and s05 completes: {'met' if met else 'NOT met'}.")
-    lines.append(f"{result['fit']}; 2 is quadratic growth, 1 linear.")
+WIDTH = 100  # a terminal's columns
+COLUMNS = ("stage", "completed", "stop reason", "turns", "input tokens billed", "peak prompt", "exponent b")
+
+
+def report(result: dict, markdown: bool = False) -> str:
+    """What was measured, as a table (plain columns for a terminal, or Markdown for the docs), then in
+    words: how the bills compare, why the stages differ, and how the bill grows."""
+    rows = [[row["stage"], "yes" if row["completed"] else "no", row["stop_reason"], str(row["turns"]),
+             f"{row['input_tokens']:,}", f"{row['peak_prompt_tokens']:,}",
+             "n/a" if row["exponent"] is None else f"{row['exponent']:.2f}"] for row in result["stages"].values()]
+    title = (f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
+             f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.")
+    lines = textwrap.wrap(title, WIDTH) + [""]
+    lines += markdown_table(rows) if markdown else text_table(rows)
+    for finding in findings(result):
+        lines += [""] + textwrap.wrap(finding, WIDTH)
     lines.append(f"Wall time: {result['wall_s']} s.")
     return "\n".join(lines)
+
+
+def text_table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows)]
+    left = 3  # stage, completed, stop reason: words; the numbers line up on the right
+    return ["  ".join(cell.ljust(width) if index < left else cell.rjust(width)
+                      for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
+            for line in [list(COLUMNS)] + rows]
+
+
+def markdown_table(rows: list[list[str]]) -> list[str]:
+    return (["| " + " | ".join(COLUMNS) + " |", "|---|---|---|---:|---:|---:|---:|"]
+            + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def findings(result: dict) -> list[str]:
+    """The measurements in plain sentences: the two bills compared, why they differ, the growth."""
+    stages, ratio = result["stages"], result["ratio_s05_s04"]
+    lines = []
+    if ratio is not None:
+        s04, s05 = stages["s04"], stages["s05"]
+        lines.append(f"s05 billed {ratio:.1%} of the input tokens s04 billed for the same task "
+                     f"({s05['input_tokens']:,} against {s04['input_tokens']:,}, {1 - ratio:.1%} less). s03 and s04 "
+                     f"resend every log read so far on every call; s05 replaces old tool results with a short note, "
+                     f"so each call sends little more than the one before.")
+        aim = f"at most {result['target_ratio']:.0%} of s04's bill at 100 turns, and a correct answer"
+        reached = ratio <= result["target_ratio"] and s05["completed"]
+        if result["turns"] != DEFAULT_TURNS:
+            lines.append(f"(The course aims for s05 to reach {aim}; this run had {result['turns']} turns.)")
+        elif reached:
+            lines.append(f"The course aims for s05 to reach {aim}: this run does.")
+        else:
+            lines.append(f"The course aims for s05 to reach {aim}: this run does not"
+                         + ("." if s05["completed"] else ", and s05 did not complete the task."))
+    lines.append("Exponent b: how the bill grows with the calls (the slope of ln(cumulative input tokens) over "
+                 "ln(call number), fitted to every call): 2 is with the square of the turns, 1 in step with them.")
+    return lines
 
 
 def plot_svg(result: dict) -> str:

@@ -60,10 +60,24 @@ def test_the_plot_is_svg_with_one_polyline_per_stage(small_bench):
     assert "cumulative input tokens" in texts and any(text.startswith("s05 (") for text in texts)
 
 
-def test_the_report_is_a_table_with_the_ratio_and_the_fit(small_bench):
+def test_the_report_is_a_table_then_the_findings_in_words(small_bench):
     text = bench.report(small_bench)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100 and "|" not in text
+    s04 = next(line.split() for line in lines if line.startswith("s04 "))
+    assert s04[:4] == ["s04", "yes", "end_turn", "30"]
+    ratio = small_bench["ratio_s05_s04"]
+    assert f"s05 billed {ratio:.1%} of the input tokens s04 billed" in text
+    assert "resend every log" in text and "2 is with the square of the turns" in text
+    assert "Target" not in text and "met." not in text
+    # The course's aim is stated at its own length, 100 turns, not judged on a shorter run.
+    assert f"this run had {small_bench['turns']} turns" in " ".join(lines)
+
+
+def test_the_docs_get_the_same_report_as_a_markdown_table(small_bench):
+    text = bench.report(small_bench, markdown=True)
     assert "| s04 | yes | end_turn | 30 |" in text
-    assert "s05 / s04 input billed:" in text and "least-squares slope of ln(cumulative input tokens)" in text
+    assert f"s05 billed {small_bench['ratio_s05_s04']:.1%}" in text
 
 
 def test_bench_tokens_prints_json_and_writes_the_plot(tmp_path, capsys):

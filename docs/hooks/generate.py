@@ -596,7 +596,7 @@ def bench(arguments: str) -> str:
         image = base64.b64encode(benchmark.plot_svg(result).encode("utf-8")).decode("ascii")
         return (f'<img alt="Cumulative input tokens billed after each call, by stage" '
                 f'src="data:image/svg+xml;base64,{image}">\n\n')
-    report = [line for line in benchmark.report(result).splitlines() if not line.startswith("Wall time")]
+    report = [line for line in benchmark.report(result, markdown=True).splitlines() if not line.startswith("Wall time")]
     return "\n".join(report) + "\n\n"
 
 
