@@ -608,3 +608,18 @@ def test_diffs_are_folded_away_and_show_no_snippet_markers(site, stage):
         assert diffs, f"{CHAPTERS[stage]} shows no diff from the stage before"
     assert all("open" not in attributes for attributes in diffs), "a diff is open by default"
     assert "--8<--" not in page_text(site, CHAPTERS[stage])
+
+
+NUMBER_WORDS = {"Two": 2, "Three": 3, "Four": 4, "Five": 5, "Six": 6, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+@pytest.mark.parametrize("page", sorted(path.name for path in DOCS.glob("*.md")))
+def test_a_list_announced_with_a_number_has_that_many_items(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    # "Four things about that call:" then a list; the sentence is the announcement, its colon ends it.
+    announced = re.finditer(r"(?:^|\. )(?P<word>" + "|".join(NUMBER_WORDS) + r")\b[^.:\n]*:\n\n"
+                            r"(?P<items>(?:- .*\n(?:  .*\n)*)+)", text, re.M)
+    for match in announced:
+        items = len(re.findall(r"^- ", match["items"], re.M))
+        line = text.count("\n", 0, match.start()) + 1
+        assert items == NUMBER_WORDS[match["word"]], f"{page}:{line} announces {match['word']} and lists {items}"
