@@ -623,3 +623,45 @@ def test_a_list_announced_with_a_number_has_that_many_items(page):
         items = len(re.findall(r"^- ", match["items"], re.M))
         line = text.count("\n", 0, match.start()) + 1
         assert items == NUMBER_WORDS[match["word"]], f"{page}:{line} announces {match['word']} and lists {items}"
+
+
+# ---------------------------------------------------------------- the articles, by name
+
+INTERNAL_LABEL = re.compile(r"\bseed\b(?!\s*=)|\bsource articles?\b", re.I)  # `seed=N` is a random seed: fine
+ARTICLES = ("Building an agent loop yourself: the minimal form of tool calling",
+            "An AI agent is a while loop inside: built from scratch and measured how it breaks",
+            "learn-claude-code",
+            "Building an AI agent without a framework: Python and function calling")
+
+
+PAGES = sorted(path.stem for path in DOCS.glob("*.md"))
+# Its chapter is being rewritten on another branch, which is to name the article there too.
+BEING_REWRITTEN = {"s06-permission-gates": "docs/s06-permission-gates.md still says 'Seed 000' (its rewrite names the article)"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(reason=BEING_REWRITTEN[page], strict=False))
+                                  if page in BEING_REWRITTEN else page for page in PAGES])
+def test_no_page_names_an_article_by_an_internal_label(site, page):
+    name = "" if page == "index" else page
+    raw = (site / name / "index.html").read_text(encoding="utf-8")
+    text = html.unescape(re.sub(r"<[^>]+>", "", raw[raw.index("<article"):raw.index("</article>")]))
+    found = [match.group(0) for match in INTERNAL_LABEL.finditer(text)]
+    assert not found, f"{page} says {found}: name the article by its title (see the Sources page)"
+
+
+def test_the_sources_page_names_each_article_with_what_it_measured_and_what_the_course_took(site):
+    text = page_text(site, "sources")
+    for title in ARTICLES:
+        assert title in text
+    assert text.count("What the course took.") == len(ARTICLES)
+
+
+def test_the_tutor_is_introduced_where_a_learner_first_meets_it():
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[1]
+    for page in re.findall(r"[\w-]+\.md", nav):
+        text = (DOCS / page).read_text(encoding="utf-8")
+        if "tutor" in text:
+            first = text.index("tutor")
+            assert "calls **the tutor**" in text[max(0, first - 40):first + 20], (
+                f"{page} is the first page to mention the tutor; say there what it is")
+            break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -179,3 +180,8 @@ def test_run_command_plays_a_scenario_with_a_trace(capsys):
     assert main(["run", "s01", "--scenario", "report"]) == 0
     out = capsys.readouterr().out
     assert "→ write_file" in out and "outcome: completed · 3 turns" in out
+
+
+def test_what_a_scenario_shows_names_its_article_by_title():
+    for scenario in SCENARIOS:
+        assert not re.search(r"\bseed\b", scenario.shows, re.I), f"{scenario.name}: {scenario.shows}"

@@ -110,6 +110,13 @@ def test_your_turn_prints_commands_that_work_from_the_repository_root(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
+def test_notebook_names_articles_by_their_titles(path):
+    text = "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells)
+    labels = re.findall(r"\bseed\b(?!\s*=)|\bsource articles?\b", text, re.I)
+    assert not labels, f"{relative(path)} says {labels}: name the article by its title"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
 def test_notebook_runs_top_to_bottom_offline(path):
     notebook = nbformat.read(path, as_version=4)
     # python3 is the kernel of this very interpreter, there even before `make install` registers the course's.
