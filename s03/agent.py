@@ -13,7 +13,7 @@ The failure it fixes: a model that repeats itself runs (and bills) forever; the 
                                              act ─► write back ─► no progress? ─► stop
     return RunResult(state)      and one line in the runs log
 
-Run it:  python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
+Run it:  .venv/bin/python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ The failure it fixes: "Error" makes a model repeat itself or invent a conclusion
                       └────────────────┴──────────────┴──► {"ok": false, "error", "message", "hint"}
     a reply with no tool_use but JSON calls in its text ─► run them ─► tell the model ─► continue
 
-Run it:  python s04/agent.py "Summarise memo.md" --model offline-typo
+Run it:  .venv/bin/python s04/agent.py "Summarise memo.md" --model offline-typo
 """
 
 from __future__ import annotations

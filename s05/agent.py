@@ -13,7 +13,7 @@ grows with N squared, and a long run overflows the context window ("prompt is to
                             ├─ mask tool results older than the last KEEP_RESULTS
                             └─ prompt over SUMMARY_THRESHOLD? summarise all but the last KEEP_TURNS turns
 
-Run it:  python -m course run s05 --scenario flood
+Run it:  .venv/bin/python -m course run s05 --scenario flood
 """
 
 from __future__ import annotations

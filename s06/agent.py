@@ -17,7 +17,7 @@ not delete" is not a defence ("Building an agent loop yourself"): the model cann
                         is_error "not run: why; instead ..."      ─► audit log, one line each
                   ─► allowed: sandboxed tool ─► result
 
-Run it:  python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
+Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
 """
 
 from __future__ import annotations
