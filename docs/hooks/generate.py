@@ -161,7 +161,7 @@ def on_files(files, config):
 
     files.append(File.generated(config, MERMAID_SITE_PATH, abs_src_path=str(script)))
     # Material's own script runs after the extra scripts; finding a global `mermaid`, it loads no other.
-    if MERMAID_SITE_PATH not in [str(script) for script in config.extra_javascript]:
+    if MERMAID_SITE_PATH not in [str(entry) for entry in config.extra_javascript]:
         config.extra_javascript.append(MERMAID_SITE_PATH)
     return files
 
