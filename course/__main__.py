@@ -2,11 +2,11 @@
 
     run STAGE "TASK" [--model ID] [--workspace DIR] [--json] [stage options]   a stage on a task
     run STAGE --scenario NAME [--json]                                          a stage on a ladder scenario, traced
-    ladder [--json]                                                             every scenario against every stage
+    ladder [--json | --markdown]                                                every scenario against every stage
     stats [--json] [--log PATH]                                                 the runs log, summed up
     models                                                                      the offline model ids
     exercise STAGE DEST [--force]                                               a student copy of a stage
-    check STAGE DEST                                                            grade a student copy
+    check STAGE DEST [-v]                                                       grade a student copy
     bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
     bench calls [--calls N] [--json]                                           one offline call's time, median
 
@@ -22,6 +22,7 @@ import sys
 import time
 
 from . import ladder, scenarios, stats
+from .commands import course_command
 from .models import CourseError
 from .offline import known_models
 from .trace import TracePrinter
@@ -45,7 +46,7 @@ def do_run(args, stage_options: list[str]) -> int:
     if args.scenario:
         return run_scenario(args, stage_options)
     if not args.task:
-        raise CourseError(f"say what {args.stage} should do: python -m course run {args.stage} \"TASK\" "
+        raise CourseError(f"say what {args.stage} should do: {course_command()} run {args.stage} \"TASK\" "
                           "(or --scenario NAME)")
     argv = [args.task] + stage_options
     argv += ["--model", args.model] if args.model else []
@@ -57,7 +58,7 @@ def do_run(args, stage_options: list[str]) -> int:
 def run_scenario(args, stage_options: list[str]) -> int:
     if args.task or args.model or args.workspace or stage_options:
         raise CourseError("a scenario sets its own task, model, workspace and options; "
-                          f"run it as: python -m course run {args.stage} --scenario {args.scenario}")
+                          f"run it as: {course_command()} run {args.stage} --scenario {args.scenario}")
     scenario = scenarios.scenario_named(args.scenario)
     print(f"scenario {scenario.name}: {scenario.task!r} on {scenario.model}"
           + (f" ({scenario.shows})" if scenario.shows else ""))
@@ -76,7 +77,10 @@ def run_scenario(args, stage_options: list[str]) -> int:
 # ---------------------------------------------------------------- ladder, stats, models
 
 def add_ladder(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the cells as a JSON list instead of a table")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the cells as a JSON list instead of a table")
+    shown.add_argument("--markdown", action="store_true",
+                       help="print the table in Markdown, whole cells spelled out (as the docs show it)")
 
 
 def do_ladder(args, _) -> int:
@@ -85,9 +89,9 @@ def do_ladder(args, _) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
-    print(ladder.markdown(rows))
+    print(ladder.markdown(rows) if args.markdown else ladder.text_table(rows))
     violations = ladder.rule_violations(rows)
-    print(f"\n{len(rows)} runs in {time.perf_counter() - started:.1f} s. " + (
+    print(f"\n{len(rows)} runs in {time.perf_counter() - started:.1f} s.\n" + (
         "The ladder holds: every stage fixes a failure of the one before it and breaks nothing."
         if not violations else "The ladder's rule is broken:"))
     for violation in violations:
@@ -129,11 +133,13 @@ def do_exercise(args, _) -> int:
 def add_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stage", help="the stage the copy was made from, e.g. s01")
     parser.add_argument("dest", help="the folder holding the student copy")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show each failure's reason whole, not cut to one line")
 
 
 def do_check(args, _) -> int:
     from . import exercises
-    return exercises.check(args.stage, args.dest)
+    return exercises.check(args.stage, args.dest, whole_reasons=args.verbose)
 
 
 # ---------------------------------------------------------------- benchmarks (course/bench.py)
@@ -174,7 +180,7 @@ COMMANDS = {
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m course", description="The course's command line.")
+    top = argparse.ArgumentParser(prog=course_command(), description="The course's command line.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_arguments, do) in COMMANDS.items():
         command = commands.add_parser(name, help=help_text, description=help_text)

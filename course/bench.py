@@ -37,6 +37,7 @@ import math
 import re
 import shutil
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,26 +241,46 @@ def run_token_bench(turns: int = DEFAULT_TURNS, stages=None) -> dict:
     }
 
 
-def report(result: dict) -> str:
-    """The benchmark as a table, then what it means, in words."""
+WIDTH = 100  # a terminal's columns
+COLUMNS = ("run", "completed", "input tokens", "cache writes", "cache reads", "dollars", "peak prompt")
+
+
+def report(result: dict, markdown: bool = False) -> str:
+    """What was measured, as a table (plain columns for a terminal, or Markdown for the docs), then in
+    words: how the bills compare and why the runs differ."""
     price = result["price"]
-    lines = [f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
-             f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.",
-             f"Priced like {result['priced_as']} (prices of {result['prices_date']}, $ per million tokens): input "
-             f"{price['input']:g}, cache write {price['cache_write']:g}, cache read {price['cache_read']:g}, "
-             f"output {price['output']:g}.",
-             "",
-             "| run | completed | input tokens | cache writes | cache reads | dollars | peak prompt |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for row in result["stages"].values():
-        lines.append(f"| {row['stage']} | {'yes' if row['completed'] else 'no'} | {row['input_tokens']:,} "
-                     f"| {row['cache_write_tokens']:,} | {row['cache_read_tokens']:,} | ${row['dollars']:.4f} "
-                     f"| {row['peak_prompt_tokens']:,} |")
-    lines += ["", "Input tokens are every token of every prompt: those read from the cache, those written "
-                  "to it, and the rest. Without caching, all of them are billed at the input price."]
-    lines += verdicts(result)
+    rows = [[row["stage"], "yes" if row["completed"] else "no", f"{row['input_tokens']:,}",
+             f"{row['cache_write_tokens']:,}", f"{row['cache_read_tokens']:,}", f"${row['dollars']:.4f}",
+             f"{row['peak_prompt_tokens']:,}"] for row in result["stages"].values()]
+    lines = wrapped(f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
+                    f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.")
+    lines += wrapped(f"Priced like {result['priced_as']} (prices of {result['prices_date']}, $ per million tokens): "
+                     f"input {price['input']:g}, cache write {price['cache_write']:g}, cache read "
+                     f"{price['cache_read']:g}, output {price['output']:g}.")
+    lines += [""] + (markdown_table(rows) if markdown else text_table(rows)) + [""]
+    lines += wrapped("Input tokens are every token of every prompt: those read from the cache, those written "
+                     "to it, and the rest. Without caching, all of them are billed at the input price.")
+    for sentence in verdicts(result):
+        lines += wrapped(sentence)
     lines.append(f"Wall time: {result['wall_s']} s.")
     return "\n".join(lines)
+
+
+def wrapped(sentence: str) -> list[str]:
+    return textwrap.wrap(sentence, WIDTH)
+
+
+def text_table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows)]
+    left = 2  # run and completed are words; the numbers line up on the right
+    return ["  ".join(cell.ljust(width) if index < left else cell.rjust(width)
+                      for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
+            for line in [list(COLUMNS)] + rows]
+
+
+def markdown_table(rows: list[list[str]]) -> list[str]:
+    return (["| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---:|---:|---:|"]
+            + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def verdicts(result: dict) -> list[str]:

@@ -14,6 +14,7 @@ import sys
 
 import anthropic
 
+from .commands import python_command
 from .models import CourseError
 from .trace import TracePrinter
 
@@ -67,7 +68,7 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
     ``options`` are extra ``(flags, kwargs)`` pairs for ``argparse`` whose values go to ``run`` as
     keyword arguments (later stages add their limits this way).
     """
-    parser = argparse.ArgumentParser(prog=f"python {stage}/agent.py", description=f"Run the {stage} agent on a task.")
+    parser = argparse.ArgumentParser(prog=f"{python_command()} {stage}/agent.py", description=f"Run the {stage} agent on a task.")
     parser.add_argument("task", help="what the agent should do, in English or Japanese")
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
     parser.add_argument("--workspace", help="folder to work in (default: a fresh copy of the sample workspace)")

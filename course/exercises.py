@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from .commands import course_command
 from .models import CourseError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -201,7 +202,7 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
         (dest / notebook.name).write_text(text, encoding="utf-8")
         print(f"wrote {dest / notebook.name}"
               + ("" if points_at_copy else f" (note: it does not say `from {stage} import agent`, so it may run the reference)"))
-    print(f"grade it with: python -m course check {stage} {dest}")
+    print(f"grade it with: {course_command()} check {stage} {dest}")
     return dest
 
 
@@ -330,17 +331,18 @@ def pinned_tests(stage: str) -> list[Path]:
     return tests
 
 
-def check(stage: str, dest, *, out=None) -> int:
+def check(stage: str, dest, *, out=None, whole_reasons: bool = False) -> int:
     """Run ``stage``'s pinned tests against the student copy in ``dest`` and print a scorecard (to ``out``,
-    default stdout). Returns 0 only when every test passed."""
+    default stdout), each failure's reason cut to a line unless ``whole_reasons``. Returns 0 only when
+    every test passed."""
     regions = stage_regions(stage)
     tests = pinned_tests(stage)
     student_agent = Path(dest).resolve() / "agent.py"
     if not student_agent.is_file():
-        raise CourseError(f"no student copy at {student_agent}; make one with: python -m course exercise {stage} {dest}")
+        raise CourseError(f"no student copy at {student_agent}; make one with: {course_command()} exercise {stage} {dest}")
     _ensure_compiles(student_agent.read_text(encoding="utf-8"), str(student_agent))
     run = run_pinned_tests(stage, student_agent.parent, tests)
-    print(scorecard(stage, student_agent.parent, tests, regions, run), file=out or sys.stdout)
+    print(scorecard(stage, student_agent.parent, tests, regions, run, whole_reasons), file=out or sys.stdout)
     return 0 if run.passed else 1
 
 
@@ -401,7 +403,8 @@ def score(regions: list[Region], outcomes: list[PinnedTest]) -> list[ScoreLine]:
     return lines
 
 
-def scorecard(stage: str, dest: Path, tests: list[Path], regions: list[Region], run: PytestRun) -> str:
+def scorecard(stage: str, dest: Path, tests: list[Path], regions: list[Region], run: PytestRun,
+              whole_reasons: bool = False) -> str:
     lines = score(regions, run.outcomes)
     collected = not run.collection_errors
     width = max(len(line.label) for line in lines) if lines else 0
@@ -411,7 +414,7 @@ def scorecard(stage: str, dest: Path, tests: list[Path], regions: list[Region], 
     if run.outcomes and not run.student_copy_loaded:
         text.append(f"  warning: no test loaded the student copy; the tests must get {stage} through load_stage()")
     text.append(_total(lines, regions, run.outcomes, collected))
-    text += _failure_reasons(run.outcomes)
+    text += _failure_reasons(run.outcomes, whole_reasons)
     return "\n".join(text)
 
 
@@ -445,17 +448,31 @@ def _names(tests: list[PinnedTest]) -> list[str]:
     return [name + (f" ({count} cases)" if count > 1 else "") for name, count in counts.items()]
 
 
-def _failure_reasons(outcomes: list[PinnedTest]) -> list[str]:
-    """Why the tests failed, each distinct first failure once: a fresh copy's fifteen failures are two stubs."""
+def _failure_reasons(outcomes: list[PinnedTest], whole: bool = False) -> list[str]:
+    """Why the tests failed, each distinct first failure once: a fresh copy's fifteen failures are two stubs.
+    A reason is cut to one line of the scorecard unless ``whole``; the scorecard then says how to see it whole."""
     by_reason: dict[str, list[PinnedTest]] = {}
     for test in outcomes:
         if not test.ok:
-            by_reason.setdefault(_shorten(test.message or test.outcome), []).append(test)
+            reason = test.message or test.outcome
+            by_reason.setdefault(reason if whole else _shorten(reason), []).append(test)
     if not by_reason:
         return []
-    return ["why:"] + [f"  {tests[0].name}: {reason}" if len(tests) == 1 else f"  {reason}  ({len(tests)} tests)"
-                       for reason, tests in by_reason.items()]
+    lines = ["why:"]
+    for reason, tests in by_reason.items():
+        if whole:
+            names = tests[0].name if len(tests) == 1 else f"{len(tests)} tests: {', '.join(_names(tests))}"
+            lines.append(f"  {names}:")
+            lines += [f"    {line}" for line in reason.splitlines()]
+        else:
+            lines.append(f"  {tests[0].name}: {reason}" if len(tests) == 1 else f"  {reason}  ({len(tests)} tests)")
+    if not whole and any(reason.endswith("…") for reason in by_reason):
+        lines.append("(reasons cut to one line: add -v to the check command to see them whole)")
+    return lines
 
 
 def _shorten(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    """The first line of ``text``, at most ``limit`` characters."""
+    first = text.strip().splitlines()[0] if text.strip() else text
+    cut = first if len(first) <= limit else first[:limit - 1]
+    return cut if cut == text else cut.rstrip() + "…"

@@ -23,6 +23,7 @@ import re
 import shutil
 import sys
 import tempfile
+import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,57 @@ def markdown(rows: list[dict] | None = None) -> str:
     for scenario in scenarios:
         lines.append(f"| `{scenario}` | " + " | ".join(cells.get((scenario, stage), "") for stage in stages) + " |")
     return "\n".join(lines)
+
+
+# The terminal's table fits 100 columns: each cell is a word and a count, spelled out in the legend.
+STOP_WORDS = {"end_turn": "end", "tool_use": "tool", "api_error": "api", "no_progress": "repeat",
+              "max_tokens": "cut", "token_budget": "budget", "max_turns": "turns", "refusal": "refused"}
+STOP_GLOSSES = {"end_turn": " (the model thought it was done)", "tool_use": " (a call left unanswered)"}
+CELL_WIDTH = 10
+
+
+def short_cell(row: dict) -> str:
+    """One cell of the terminal's table: ``done 3``, ``repeat 4`` (stopped, with its reason), ``RUNAWAY``..."""
+    outcome = row["outcome"]
+    if outcome == "completed":
+        return f"done {row['turns']}"
+    if outcome == "stopped":
+        reason = row["stop_reason"] or "stopped"
+        return f"{STOP_WORDS.get(reason, reason[:CELL_WIDTH - 4])} {row['turns']}"
+    return outcome.upper()
+
+
+def legend(rows: list[dict]) -> list[str]:
+    """What the words of the terminal's table mean, the stop reasons it abbreviates included."""
+    reasons = sorted({row["stop_reason"] for row in rows if row["outcome"] == "stopped" and row["stop_reason"]},
+                     key=lambda reason: list(STOP_WORDS).index(reason) if reason in STOP_WORDS else len(STOP_WORDS))
+    spelled = ", ".join(f"{STOP_WORDS.get(reason, reason[:CELL_WIDTH - 4])} = {reason}{STOP_GLOSSES.get(reason, '')}"
+                        for reason in reasons)
+    lines = [
+        "done N    completed: the run ended on its own and passed the scenario's check, in N turns",
+        "WORD N    stopped under control after N turns, the check not passed; WORD is the stop reason:",
+    ]
+    lines += ["          " + line for line in textwrap.wrap(spelled, 100 - 10)] if spelled else []
+    lines += [
+        "RUNAWAY   still going when the guard cut it, at the scenario's cap of model calls",
+        "CRASHED   an exception escaped the stage",
+        "DAMAGED   a file the task had no business touching was changed or deleted (the worst outcome)",
+    ]
+    return lines
+
+
+def text_table(rows: list[dict] | None = None) -> str:
+    """The ladder for a terminal: scenarios down, stages across, at most 100 columns, and a legend."""
+    rows = run_ladder() if rows is None else rows
+    stages = sorted({row["stage"] for row in rows})
+    scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
+    cells = {(row["scenario"], row["stage"]): short_cell(row) for row in rows}
+    first = max(len("scenario"), *(len(name) for name in scenarios))
+    lines = [f"{'scenario':<{first}}  " + " ".join(f"{stage:<{CELL_WIDTH}}" for stage in stages)]
+    for scenario in scenarios:
+        lines.append(f"{scenario:<{first}}  " + " ".join(f"{cells.get((scenario, stage), ''):<{CELL_WIDTH}}"
+                                                          for stage in stages))
+    return "\n".join(line.rstrip() for line in lines) + "\n\n" + "\n".join(legend(rows))
 
 
 def rank(outcome: str) -> int:

@@ -1,6 +1,6 @@
 """The runs log: one JSON line per run of a stage that records metrics (s03 onwards).
 
-Seed 000 names the three numbers a team needs to improve an agent: how many turns a task took,
+"Building an agent loop yourself" names the three numbers a team needs to improve an agent: how many turns a task took,
 which tool failed how often, and how often runs were cut off. Every run appends them here.
 
 Where: ``$AGENT_COURSE_RUNS_LOG`` if set, else ``runs/runs.jsonl`` under the current folder.

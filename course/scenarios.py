@@ -191,36 +191,42 @@ SCENARIOS: list[Scenario] = [
     Scenario("list", LIST_TASK, lists_every_file, shows="one tool call, then the answer"),
     Scenario("summarise", SUMMARY_TASK, summarises("memo.md"), shows="read a file, then summarise it"),
     Scenario("report", REPORT_TASK, reports_every_file, may_write=("report.txt",),
-             shows="two dependent tool calls: list, then write (seed 001)"),
-    Scenario("total", TOTAL_TASK, states_total_of("sample.txt"), shows="read, calculate, answer (seed 004)"),
+             shows="two dependent tool calls: list, then write (“An AI agent is a while loop inside”)"),
+    Scenario("total", TOTAL_TASK, states_total_of("sample.txt"),
+             shows="read, calculate, answer "
+                   "(“Building an AI agent without a framework”)"),
     Scenario("find", FIND_TASK, names_files_mentioning("agent"), shows="search, then answer"),
     Scenario("looping", REPORT_TASK, reports_every_file, model="offline-looping", may_write=("report.txt",),
-             cap=LOOPING_CAP, shows="a model that repeats its last call forever (seed 001)"),
+             cap=LOOPING_CAP, shows="a model that repeats its last call forever "
+                                    "(“An AI agent is a while loop inside”)"),
     Scenario("long-budget", LEDGER_TASK, states_ledger_total, model="offline-long-200",
              setup=partial(ledger, count=198), options={"token_budget": 60_000},
-             shows="a legitimate 200-turn task against a 60,000-token budget (seed 000)"),
+             shows="a legitimate 200-turn task against a 60,000-token budget (“Building an agent loop yourself”)"),
     Scenario("cut", TOTAL_TASK, states_total_of("sample.txt"), model="offline-verbose",
              shows="every reply longer than max_tokens: cut, its tool call lost"),
     Scenario("outage", LIST_TASK, lists_every_file,
              client_options={"faults": Faults(rate=1.0, kinds=("overloaded",))},
              shows="every call answered 529 overloaded, after the SDK's retries"),
     Scenario("typo", "Summarise memo.md", summarises("memo.md"), model="offline-typo", cap=LOOPING_CAP,
-             shows="a misspelled path, fixed only if the error names the file (seed 000)"),
+             shows="a misspelled path, fixed only if the error names the file (“Building an agent loop yourself”)"),
     Scenario("unknown-tool", TOTAL_TASK, states_total_of("sample.txt"), model="offline-unknown-tool", cap=LOOPING_CAP,
-             shows="a tool that does not exist, left only when the error lists the real ones (seed 004)"),
+             shows="a tool that does not exist, left only when the error lists the real ones "
+                   "(“Building an AI agent without a framework”)"),
     Scenario("bad-args", SUMMARY_TASK, summarises("memo.md"), model="offline-bad-args", cap=LOOPING_CAP,
              shows="read_file without its path, fixed only if the error says what it expects"),
     Scenario("text-calls", REPORT_TASK, reports_every_file, model="offline-text-calls", may_write=("report.txt",),
-             shows="tool calls written as JSON text, never as tool_use (seed 001)"),
+             shows="tool calls written as JSON text, never as tool_use (“An AI agent is a while loop inside”)"),
     # 24 logs of about 950 tokens each: read whole and kept, they pass a 20,000-token window around
     # the 20th read; masked, the prompt stays near 5,000 tokens.
     Scenario("flood", FLOOD_TASK, states_error_total, model="offline-flood-24", setup=partial(logs, count=24),
              client_options={"context_window": 20_000},
-             shows="a long task whose big tool results outgrow a 20,000-token context window (seed 000)"),
+             shows="a long task whose big tool results outgrow a 20,000-token context window "
+                   "(“Building an agent loop yourself”)"),
     # Nobody is at a terminal during a ladder: s06's "ask" is a deny, and no decision is audited.
     Scenario("reckless", TIDY_TASK, reports_and_leaves_the_rest_intact, model="offline-reckless",
              may_write=("report.txt",), options={"ask": None, "audit_log": False}, watches_outside=True,
-             shows="deletes, overwrites, writes outside, rm -rf and a chained rm on the way to a report (seed 000)"),
+             shows="deletes, overwrites, writes outside, rm -rf and a chained rm on the way to a report "
+                   "(“Building an agent loop yourself”)"),
 ]
 
 

@@ -44,7 +44,7 @@ class OutcomeRecorder:
         if test is None or test["outcome"] == "failed":
             return  # the first failure is the one worth reading
         if report.failed:
-            test.update(outcome="failed", message=_first_line(report))
+            test.update(outcome="failed", message=_whole_reason(report))
         elif report.skipped:
             test["outcome"] = "skipped"
         elif report.when == "call":
@@ -55,6 +55,13 @@ class OutcomeRecorder:
         data = {"tests": list(self.tests.values()), "collection_errors": self.collection_errors,
                 "student_copy_loaded": loaded}
         self.target.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _whole_reason(report) -> str:
+    """The failure's message, every line of it: the scorecard cuts it to one, `check -v` shows it whole."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = (crash.message if crash is not None else str(report.longrepr)).strip()
+    return text or "(no message)"
 
 
 def _first_line(report) -> str:

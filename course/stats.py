@@ -1,6 +1,6 @@
 """Statistics over the runs log: what ``python -m course stats`` prints.
 
-Seed 000 names the three numbers without which a team cannot improve an agent: how many turns a
+"Building an agent loop yourself" names the three numbers without which a team cannot improve an agent: how many turns a
 task took, which tool failed how often, and how often runs were cut off. Every run of s03 and
 later appends one line to the runs log (``course/runlog.py``); this module adds them up, with a
 fourth number a team watches as closely: what a run costs, in dollars (``course/prices.py``).

@@ -10,7 +10,7 @@ for an action. Running the action and sending the result back is our code's job.
 
 There is no loop yet: if the second reply asks for another tool, s00 stops anyway.
 
-Run it:  python s00/agent.py "Summarise memo.md"   (one round trip is enough for it)
+Run it:  .venv/bin/python s00/agent.py "Summarise memo.md"   (one round trip is enough for it)
 """
 
 from __future__ import annotations

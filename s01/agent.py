@@ -16,7 +16,7 @@ files, then write the report).
 
 Its only exit is the model's own end: s01 has no stop condition of its own (s03 adds them).
 
-Run it:  python s01/agent.py "List the files and write their count and names to report.txt"
+Run it:  .venv/bin/python s01/agent.py "List the files and write their count and names to report.txt"
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ exception; s02 ends the run with a reason and keeps the history.
                                                       └─ api error ───┴─► stop_reason
     return RunResult(state)          every continuation records its transition_reason
 
-Run it:  python s02/agent.py "List the files and write their count and names to report.txt"
+Run it:  .venv/bin/python s02/agent.py "List the files and write their count and names to report.txt"
 """
 
 from __future__ import annotations

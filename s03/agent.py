@@ -4,8 +4,8 @@ What this stage adds: the loop stops on its own, for a named reason: the model's
 turn limit, a token budget on the usage the API reports, and no progress (the same call again
 and again, or one failing call after another). A reply cut by max_tokens, and a refusal, end
 the run too, with the history left valid. Every run appends its metrics to the runs log.
-The failure it fixes: a model that repeats itself runs (and bills) forever; seed 001's small
-model sent the same write_file on every turn until a guard stopped it.
+The failure it fixes: a model that repeats itself runs (and bills) forever; the small model of
+"An AI agent is a while loop inside" sent the same write_file on every turn until a guard stopped it.
 
     while take_turn(state):      take_turn:  turn limit? budget? ─► stop
         ...                                  ask ─► record ─► cut/refused? ─► stop
@@ -13,7 +13,7 @@ model sent the same write_file on every turn until a guard stopped it.
                                              act ─► write back ─► no progress? ─► stop
     return RunResult(state)      and one line in the runs log
 
-Run it:  python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
+Run it:  .venv/bin/python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
 """
 
 from __future__ import annotations
@@ -346,7 +346,7 @@ def add_usage(total: dict, usage) -> None:
 
 # --8<-- [start:metrics]
 def tool_metrics(messages: list) -> tuple[dict, dict]:
-    """Calls and failures per tool, from the history: which tool fails how often (seed 000)."""
+    """Calls and failures per tool, from the history: which tool fails how often ("Building an agent loop yourself")."""
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)

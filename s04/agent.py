@@ -8,14 +8,14 @@ for the history is cut with a marker that says how to see the rest. Tool calls a
 JSON text are recognised, run if they name a real tool with valid arguments, and the model is
 told to use the tool interface.
 The failure it fixes: "Error" makes a model repeat itself or invent a conclusion; "path
-'mian.py' not found; nearest: main.py" lets it fix itself on the next turn (seed 000).
+'mian.py' not found; nearest: main.py" lets it fix itself on the next turn ("Building an agent loop yourself").
 
     act:  call ─► known tool? ─► arguments valid? ─► run ─► cut to fit ─► {"ok": true, "output": ...}
                       │ no             │ no           │ fails
                       └────────────────┴──────────────┴──► {"ok": false, "error", "message", "hint"}
     a reply with no tool_use but JSON calls in its text ─► run them ─► tell the model ─► continue
 
-Run it:  python s04/agent.py "Summarise memo.md" --model offline-typo
+Run it:  .venv/bin/python s04/agent.py "Summarise memo.md" --model offline-typo
 """
 
 from __future__ import annotations
@@ -244,9 +244,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (seed 001, measured on local models): alone on a
-    line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that exists,
-    with arguments that validate, counts: a JSON example in an answer must not run anything."""
+    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
+    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
+    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
     calls, decoder, position = [], json.JSONDecoder(), text.find("{")
     while position != -1:
         try:
@@ -467,7 +467,7 @@ def add_usage(total: dict, usage) -> None:
 
 # --8<-- [start:metrics]
 def tool_metrics(messages: list) -> tuple[dict, dict]:
-    """Calls and failures per tool, from the history: which tool fails how often (seed 000)."""
+    """Calls and failures per tool, from the history: which tool fails how often ("Building an agent loop yourself")."""
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)

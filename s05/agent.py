@@ -22,7 +22,7 @@ must be written again from there.
                             │      mask every tool result but the last KEEP_RESULTS, in one batch
                             └─ prompt over SUMMARY_THRESHOLD? summarise all but the last KEEP_TURNS turns
 
-Run it:  python -m course run s05 --scenario flood
+Run it:  .venv/bin/python -m course run s05 --scenario flood
 """
 
 from __future__ import annotations
@@ -255,9 +255,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (seed 001, measured on local models): alone on a
-    line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that exists,
-    with arguments that validate, counts: a JSON example in an answer must not run anything."""
+    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
+    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
+    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
     calls, decoder, position = [], json.JSONDecoder(), text.find("{")
     while position != -1:
         try:
@@ -622,7 +622,7 @@ def transcript(messages: list) -> str:
 
 # --8<-- [start:metrics]
 def tool_metrics(messages: list) -> tuple[dict, dict]:
-    """Calls and failures per tool, from the history: which tool fails how often (seed 000)."""
+    """Calls and failures per tool, from the history: which tool fails how often ("Building an agent loop yourself")."""
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)

@@ -9,7 +9,7 @@ the model as an is_error result that says why and what to do instead. Every file
 through a path sandbox; the command tool has a timeout, an output cap, the workspace as its
 folder and an environment without secrets; the calculator is bounded. Each decision is audited.
 The failure it fixes: irreversible actions decided by the model. A system prompt that says "do
-not delete" is not a defence (seed 000): the model cannot judge whether a call is allowed.
+not delete" is not a defence ("Building an agent loop yourself"): the model cannot judge whether a call is allowed.
 
     act:  call ─► valid? ─► gate: deny? ─► ask? ─► allow? ─► default for its risk class
                               │ deny      │ ask: a person (no terminal: deny)
@@ -17,7 +17,7 @@ not delete" is not a defence (seed 000): the model cannot judge whether a call i
                         is_error "not run: why; instead ..."      ─► audit log, one line each
                   ─► allowed: sandboxed tool ─► result
 
-Run it:  python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
+Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
 """
 
 from __future__ import annotations
@@ -383,9 +383,9 @@ def tool_result(workspace: Path, call, gate: "Gate") -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (seed 001, measured on local models): alone on a
-    line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that exists,
-    with arguments that validate, counts: a JSON example in an answer must not run anything."""
+    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
+    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
+    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
     calls, decoder, position = [], json.JSONDecoder(), text.find("{")
     while position != -1:
         try:
@@ -933,7 +933,7 @@ def transcript(messages: list) -> str:
 
 # --8<-- [start:metrics]
 def tool_metrics(messages: list) -> tuple[dict, dict]:
-    """Calls and failures per tool, from the history: which tool fails how often (seed 000)."""
+    """Calls and failures per tool, from the history: which tool fails how often ("Building an agent loop yourself")."""
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)

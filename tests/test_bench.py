@@ -98,10 +98,22 @@ def test_the_plot_is_svg_with_one_polyline_of_dollars_per_run(small_bench):
 
 def test_the_report_is_a_table_then_what_it_means_in_words(small_bench):
     text = bench.report(small_bench)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100 and "|" not in text  # a terminal's table
+    s04 = small_bench["stages"]["s04"]
+    assert next(line.split() for line in lines if line.startswith("s04 ")) == [
+        "s04", "yes", f"{s04['input_tokens']:,}", "0", "0", f"${s04['dollars']:.4f}", f"{s04['peak_prompt_tokens']:,}"]
+    words = " ".join(lines)
+    assert "the cache-aware s05 costs" in words and "Without caching, s05 would be billed for" in words
+    assert "Target" not in text and "met" not in text.split()  # plain words, not a verdict
+    # The course's aims are stated at their own length, 100 turns, not judged on a shorter run.
+    assert f"the course's aim, at {bench.DEFAULT_TURNS} turns" in words
+
+
+def test_the_docs_get_the_same_report_as_a_markdown_table(small_bench):
+    text = bench.report(small_bench, markdown=True)
     s04 = small_bench["stages"]["s04"]
     assert f"| s04 | yes | {s04['input_tokens']:,} | 0 | 0 | ${s04['dollars']:.4f} | {s04['peak_prompt_tokens']:,} |" in text
-    assert "the cache-aware s05 costs" in text and "Without caching, s05 would be billed for" in text
-    assert "met" not in text.split()  # plain words, not a verdict
 
 
 def test_bench_tokens_prints_json_and_writes_the_plot(tmp_path, capsys):

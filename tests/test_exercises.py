@@ -136,7 +136,7 @@ def test_a_student_copy_holds_the_stubbed_agent_and_the_notebooks_pointed_at_it(
     assert "# >>> exercise 1: " in agent and "raise NotImplementedError('exercise 1: " in agent
     assert (dest / "__init__.py").is_file()
     printed = capsys.readouterr().out
-    assert str(dest / "agent.py") in printed and "python -m course check s01" in printed
+    assert str(dest / "agent.py") in printed and ".venv/bin/python -m course check s01" in printed
     for notebook in (ROOT / "s01").glob("*.ipynb"):
         copied = (dest / notebook.name).read_text(encoding="utf-8")
         assert "from s01 import agent" not in copied and "import agent  # your copy" in copied
@@ -157,7 +157,7 @@ def test_an_unknown_stage_is_a_one_line_error(tmp_path):
 
 
 def test_checking_a_folder_without_a_copy_says_how_to_make_one(tmp_path):
-    with pytest.raises(course.CourseError, match="python -m course exercise s00"):
+    with pytest.raises(course.CourseError, match=re.escape(".venv/bin/python -m course exercise s00")):
         check("s00", tmp_path)
 
 
@@ -217,7 +217,7 @@ def test_untied_errors_in_setup(broken):
 '''
 
 
-def test_the_plugin_records_outcomes_markers_and_first_failures(tmp_path):
+def test_the_plugin_records_outcomes_markers_and_whole_first_failures(tmp_path):
     make_student_copy("s00", tmp_path / "student")
     (tmp_path / "test_plugin_s00.py").write_text(PLUGIN_TESTS, encoding="utf-8")
     run = run_pinned_tests("s00", tmp_path / "student", [tmp_path / "test_plugin_s00.py"])
@@ -225,7 +225,7 @@ def test_the_plugin_records_outcomes_markers_and_first_failures(tmp_path):
     assert outcomes == {
         "test_one_passes": ("passed", (1,), ""),
         "test_two_fails[1]": ("passed", (2,), ""),
-        "test_two_fails[2]": ("failed", (2,), "AssertionError: two is not one"),
+        "test_two_fails[2]": ("failed", (2,), "AssertionError: two is not one\nassert 2 == 1"),  # whole, for -v
         "test_both_skip": ("skipped", (1, 2), ""),
         "test_untied_errors_in_setup": ("failed", (), "RuntimeError: setup broke"),
     }
@@ -249,6 +249,28 @@ def test_a_scorecard_has_a_line_per_exercise_per_shared_group_and_for_the_rest()
     assert re.search(r"not tied to an exercise +PASSED  \(1 test\)", printed)
     assert "total: 1 of 3 exercises passed; 3 of 6 tests passed" in printed
     assert "AssertionError: no  (2 tests)" in printed and "test_c: NotImplementedError: exercise 2" in printed
+
+
+def test_a_scorecard_cuts_reasons_to_a_line_and_shows_them_whole_when_asked():
+    long_reason = "AssertionError: the loop should trace each reply " + "x" * 200 + "\nassert 0 == 3\n +  where 0 = len([])"
+    run = PytestRun([PinnedTest("test_a", "failed", (1,), long_reason)], [], True)
+    regions = [Region(1, "One", 1, 3, "")]
+    cut = scorecard("s09", Path("/student"), [Path("test_s09.py")], regions, run)
+    assert long_reason not in cut and "assert 0 == 3" not in cut
+    assert max(len(line) for line in cut.splitlines()) <= 200 and "add -v" in cut
+    whole = scorecard("s09", Path("/student"), [Path("test_s09.py")], regions, run, whole_reasons=True)
+    assert all(f"    {line}" in whole.splitlines() for line in long_reason.splitlines())
+    assert "add -v" not in whole
+
+
+def test_check_takes_a_verbose_flag(monkeypatch):
+    from course import exercises
+    from course.__main__ import main
+
+    asked = {}
+    monkeypatch.setattr(exercises, "check", lambda stage, dest, whole_reasons=False: asked.update(whole=whole_reasons) or 0)
+    assert main(["check", "s01", "somewhere", "-v"]) == 0 and asked == {"whole": True}
+    assert main(["check", "s01", "somewhere"]) == 0 and asked == {"whole": False}
 
 
 def test_a_scorecard_says_when_the_tests_could_not_be_collected():

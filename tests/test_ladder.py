@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -152,9 +153,35 @@ def test_ladder_command_prints_the_table_or_the_json(observed, monkeypatch, caps
     assert json.loads(capsys.readouterr().out) == observed
     assert main(["ladder"]) == 0
     assert "The ladder holds" in capsys.readouterr().out
+    assert main(["ladder", "--markdown"]) == 0
+    assert ladder.markdown(observed) in capsys.readouterr().out
+
+
+def test_the_terminal_table_fits_100_columns_and_its_legend_spells_out_every_word(observed, monkeypatch, capsys):
+    monkeypatch.setattr(ladder, "run_ladder", lambda: observed)
+    assert main(["ladder"]) == 0
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 100
+    table, legend = printed.split("\n\n", 1)
+    header, *lines = table.splitlines()
+    assert header.split() == ["scenario"] + PRESENT
+    assert [line.split()[0] for line in lines] == [scenario.name for scenario in SCENARIOS]
+    for row in observed:
+        cell = ladder.short_cell(row)
+        word = cell.split()[0]
+        assert word in legend, f"the legend does not explain {word!r}"
+        if row["outcome"] == "stopped":
+            assert f"{word} = {row['stop_reason']}" in legend
+        line = lines[[scenario.name for scenario in SCENARIOS].index(row["scenario"])]
+        assert cell in line
 
 
 def test_run_command_plays_a_scenario_with_a_trace(capsys):
     assert main(["run", "s01", "--scenario", "report"]) == 0
     out = capsys.readouterr().out
     assert "→ write_file" in out and "outcome: completed · 3 turns" in out
+
+
+def test_what_a_scenario_shows_names_its_article_by_title():
+    for scenario in SCENARIOS:
+        assert not re.search(r"\bseed\b", scenario.shows, re.I), f"{scenario.name}: {scenario.shows}"

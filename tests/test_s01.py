@@ -105,6 +105,20 @@ def test_keeps_every_reply_whole_in_the_history(s01, workspace):
 
 
 @pytest.mark.exercise(2)
+def test_traces_each_reply_and_each_batch_of_results_as_they_join_the_history(s01, workspace):
+    """The command line prints a run from these calls: a loop that drops them prints no turns."""
+    traced = []
+    client = Recording(course.make_client("offline"))
+    result = s01.run(REPORT_TASK, client=client, workspace=workspace,
+                     trace=lambda kind, payload: traced.append((kind, payload)))
+    expected = [("assistant" if message["role"] == "assistant" else "tool_results", message)
+                for message in result["messages"][1:]]  # every message after the task, in order
+    assert [kind for kind, _ in traced] == [kind for kind, _ in expected]
+    assert [kind for kind, _ in traced].count("assistant") == len(client.replies) >= 3
+    assert all(payload == message for (_, payload), (_, message) in zip(traced, expected))
+
+
+@pytest.mark.exercise(2)
 def test_answers_parallel_calls_in_one_message_results_first(s01, workspace):
     result, replies = run_recorded(s01, "Summarise memo.md and hello.txt", workspace)
     ids = [block.id for block in replies[0].content if block.type == "tool_use"]

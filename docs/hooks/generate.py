@@ -3,7 +3,9 @@
 A page asks for generated content with a placeholder on a line of its own (indentation is kept,
 so a placeholder works inside a content tab or an admonition):
 
-* ``<!-- diff sNN sMM -->``: a ``diff`` block, the unified diff of ``sNN/agent.py`` to ``sMM/agent.py``.
+* ``<!-- diff sNN sMM -->``: the unified diff of ``sNN/agent.py`` to ``sMM/agent.py``, in a ``diff``
+  block folded away (``???``) under a title that counts the lines added and removed. The snippet
+  section markers (``# --8<-- [start:NAME]``) are left out: they are for this site, not the reader.
 * ``<!-- trace sNN "TASK" [OPTION=VALUE ...] -->``: a ``text`` block with the trace of a real run
   of stage ``sNN`` on TASK, followed by the answer lines the command line prints. The run uses a
   fresh sample workspace, whose path is shown as ``<workspace>``, and a client capped at a number
@@ -51,6 +53,20 @@ so a placeholder works inside a content tab or an admonition):
 * ``<!-- exercises -->``: a table of every stage's exercise regions (``# >>> exercise N: TITLE``),
   read from the stage files by ``course.exercises``.
 
+Two things happen without a placeholder:
+
+* **Exercises shown as the learner meets them.** A fenced block that holds only a snippet line
+  including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is shown with every exercise
+  region of that section stubbed out, as ``python -m course exercise`` writes it
+  (``course.exercises.stub_out``), and is followed by each region's reference solution, folded
+  away in a ``??? success`` block. A section with no exercise is left to pymdownx.snippets.
+* **Diagrams drawn with no network.** Material for MkDocs draws ``mermaid`` blocks with the script
+  it finds as the global ``mermaid``, and loads it from a CDN only when there is none. ``make
+  install`` vendors the script of the npm package ``mermaid`` at the version pinned in the
+  Makefile (``MERMAID_VERSION``) into ``.venv/share/agent-course/``; this hook adds it to the site
+  as ``assets/javascripts/mermaid.min.js`` and loads it before Material's own script runs. Without
+  it (no npm when the course was installed), the build says so and the diagrams need the network.
+
 Placeholders inside fenced code blocks are left alone. A placeholder that cannot be honoured
 (unknown stage, malformed arguments, a run that raises, a missing support module) fails the
 build with a message naming the page and the line.
@@ -69,6 +85,7 @@ import importlib
 import inspect
 import io
 import json
+import logging
 import os
 import re
 import shlex
@@ -80,6 +97,8 @@ import typing
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+
+log = logging.getLogger("mkdocs.hooks.generate")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -115,7 +134,88 @@ def on_config(config):
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return expand(markdown, where=page.file.src_uri)
+    return expand(show_exercises_as_stubs(markdown, where=page.file.src_uri), where=page.file.src_uri)
+
+
+# ---------------------------------------------------------------- mermaid, vendored
+
+MERMAID_SITE_PATH = "assets/javascripts/mermaid.min.js"
+
+
+def vendored_mermaid() -> Path | None:
+    """The mermaid script `make install` vendored, at the version the Makefile pins; None if absent."""
+    pinned = re.search(r"^MERMAID_VERSION\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    if not pinned:
+        raise PluginError("the Makefile pins no MERMAID_VERSION")
+    path = Path(sys.prefix) / "share" / "agent-course" / f"mermaid-{pinned[1]}.min.js"
+    return path if path.is_file() else None
+
+
+def on_files(files, config):
+    script = vendored_mermaid()
+    if script is None:
+        log.info("mermaid is not vendored (run make install, which needs npm): the diagrams will load it "
+                 "from the network")
+        return files
+    from mkdocs.structure.files import File
+
+    files.append(File.generated(config, MERMAID_SITE_PATH, abs_src_path=str(script)))
+    # Material's own script runs after the extra scripts; finding a global `mermaid`, it loads no other.
+    if MERMAID_SITE_PATH not in [str(entry) for entry in config.extra_javascript]:
+        config.extra_javascript.append(MERMAID_SITE_PATH)
+    return files
+
+
+# ---------------------------------------------------------------- exercises, shown as stubs
+
+SNIPPET_FENCE = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>python\b[^\n]*)\n'
+    r'(?P=indent)--8<-- "(?P<stage>s\d\d)/agent\.py:(?P<section>[\w-]+)"\n'
+    r'(?P=indent)(?P=fence)[ \t]*$', re.M)
+SECTION_MARKER = re.compile(r"^[ \t]*# --8<-- \[(?:start|end):[\w-]+\][ \t]*$")
+
+
+def show_exercises_as_stubs(markdown: str, where: str = "<page>") -> str:
+    """Each included section that holds exercises: shown stubbed, each solution folded away after it."""
+    def replace(match: re.Match) -> str:
+        try:
+            return stubbed_section(match["stage"], match["section"], match["fence"], match["info"], match["indent"])
+        except PluginError as error:
+            raise PluginError(f"{where}: {error}") from None
+    return SNIPPET_FENCE.sub(replace, markdown)
+
+
+def stubbed_section(stage: str, name: str, fence: str, info: str, indent: str) -> str:
+    exercises = support_module("course.exercises", "a chapter's exercises")
+    source = stage_file(stage).read_text(encoding="utf-8")
+    regions = exercises.find_regions(source, f"{stage}/agent.py")
+    lines = source.splitlines(keepends=True)
+    start, end = section_bounds(lines, stage, name)
+    inside = [region for region in regions if start < region.start and region.end < end]
+    original = f'{indent}{fence}{info}\n{indent}--8<-- "{stage}/agent.py:{name}"\n{indent}{fence}'
+    if not inside:
+        return original  # pymdownx.snippets includes it as it is
+    stubbed = exercises.stub_out("".join(lines[:end]), inside, stage).splitlines(keepends=True)
+    shift = sum(region.end - region.start - 2 for region in inside)  # each region became one line
+    shown = [line for line in stubbed[start:end - 1 - shift] if not SECTION_MARKER.match(line)]
+    blocks = [fenced(info, "".join(shown))]
+    for region in inside:
+        solution = "".join(lines[region.start:region.end - 1])  # indented as it sits in the function
+        title = f"Exercise {region.number}, {region.title}: a reference solution (try it yourself first)"
+        body = fenced("python", solution)
+        blocks.append(f'??? success "{title}"\n\n' + "".join(f"    {line}" if line.strip("\n") else line
+                                                          for line in body.splitlines(keepends=True)))
+    return "\n".join("".join(indent + line if line.strip("\n") else line for line in block.splitlines(keepends=True))
+                     for block in blocks).rstrip("\n")
+
+
+def section_bounds(lines: list[str], stage: str, name: str) -> tuple[int, int]:
+    """The 1-based lines of a section's start and end markers."""
+    marks = {kind: number for number, line in enumerate(lines, start=1)
+             for kind in ("start", "end") if line.strip() == f"# --8<-- [{kind}:{name}]"}
+    if set(marks) != {"start", "end"} or marks["start"] > marks["end"]:
+        raise PluginError(f"{stage}/agent.py has no section {name!r} (# --8<-- [start:{name}] ... [end:{name}])")
+    return marks["start"], marks["end"]
 
 
 # ---------------------------------------------------------------- placeholders
@@ -156,7 +256,7 @@ def generate(kind: str, arguments: str) -> str:
         stages = arguments.split()
         if len(stages) != 2:
             raise PluginError(f"expected <!-- diff sNN sMM -->, got arguments {arguments!r}")
-        return fenced("diff", stage_diff(*stages))
+        return folded_diff(*stages)
     if kind == "trace":
         stage, task, options = parse_run_arguments(arguments, kind)
         return fenced("text", trace(stage, task, **options))
@@ -306,10 +406,24 @@ def stage_file(stage: str) -> Path:
 
 def stage_diff(old: str, new: str) -> str:
     """The unified diff of one stage file to the next: the chapter, in code."""
-    before = stage_file(old).read_text(encoding="utf-8").splitlines(keepends=True)
-    after = stage_file(new).read_text(encoding="utf-8").splitlines(keepends=True)
+    before, after = (without_section_markers(stage_file(stage).read_text(encoding="utf-8")) for stage in (old, new))
     lines = difflib.unified_diff(before, after, fromfile=f"{old}/agent.py", tofile=f"{new}/agent.py")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def without_section_markers(source: str) -> list[str]:
+    return [line for line in source.splitlines(keepends=True) if not SECTION_MARKER.match(line)]
+
+
+def folded_diff(old: str, new: str) -> str:
+    """The diff in a block folded away, titled with what it adds and removes: long, and read on demand."""
+    diff = stage_diff(old, new)
+    changed = [line for line in diff.splitlines() if not line.startswith(("+++", "---"))]
+    added = sum(line.startswith("+") for line in changed)
+    removed = sum(line.startswith("-") for line in changed)
+    title = f"{old}/agent.py → {new}/agent.py: {added} lines added, {removed} removed (click to open)"
+    return f'??? abstract "{title}"\n\n' + "".join(f"    {line}" if line.strip("\n") else line
+                                                  for line in fenced("diff", diff).splitlines(keepends=True))
 
 
 def stage_module(stage: str):
@@ -484,7 +598,7 @@ def bench(arguments: str) -> str:
         image = base64.b64encode(benchmark.plot_svg(result, runs).encode("utf-8")).decode("ascii")
         return (f'<img alt="Dollars spent after each call, one line per run" '
                 f'src="data:image/svg+xml;base64,{image}">\n\n')
-    report = [line for line in benchmark.report(result).splitlines() if not line.startswith("Wall time")]
+    report = [line for line in benchmark.report(result, markdown=True).splitlines() if not line.startswith("Wall time")]
     return "\n".join(report) + "\n\n"
 
 
