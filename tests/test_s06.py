@@ -308,10 +308,12 @@ def test_allowed_commands_alone_or_chained_are_allowed(s06, workspace):
 
 
 def test_a_command_the_grammar_cannot_read_is_never_allowed_and_with_no_terminal_is_denied(s06, workspace):
-    verdict, why, _ = gate(s06).decide(workspace, "run_command", {"command": "echo 'unbalanced; rm memo.md"})
+    verdict, why, _ = gate(s06).decide(workspace, "run_command", {"command": "echo 'unbalanced; touch x"})
     assert verdict == "ask" and "parse error" in why
-    text, is_error = s06.run_tool(workspace, "run_command", {"command": "echo 'unbalanced; rm memo.md"}, gate(s06))
-    assert is_error and json.loads(text)["error"] == "denied" and (workspace / "memo.md").is_file()
+    verdict, why, _ = gate(s06).decide(workspace, "run_command", {"command": "echo 'unbalanced; rm memo.md"})
+    assert verdict == "deny" and "deny run_command rm" in why  # a deny rule still finds its program
+    text, is_error = s06.run_tool(workspace, "run_command", {"command": "echo 'unbalanced; touch x"}, gate(s06))
+    assert is_error and json.loads(text)["error"] == "denied" and not (workspace / "x").exists()
 
 
 @pytest.mark.exercise(2)
