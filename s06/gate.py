@@ -55,6 +55,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
 
 # ---------------------------------------------------------------- the rules
 
+# --8<-- [start:rules]
 @dataclass(frozen=True)
 class Rule:
     decision: Decision
@@ -99,10 +100,12 @@ def without_git_options(arguments: list[str]) -> list[str]:
     while index < len(arguments) and arguments[index].startswith("-"):
         index += 2 if arguments[index] in GIT_OPTIONS_WITH_VALUE else 1
     return arguments[index:]
+# --8<-- [end:rules]
 
 
 # ---------------------------------------------------------------- the safe list, with the options each may take
 
+# --8<-- [start:safe-list]
 @dataclass(frozen=True)
 class Program:
     """A program the gate may allow alone, and exactly the options it may take. An option not listed
@@ -136,10 +139,12 @@ WRAPPERS = {"env", "xargs", "nice", "ionice", "timeout", "nohup", "stdbuf", "set
             "script", "strace", "ltrace", "find", "parallel", "sh", "bash", "dash", "zsh", "ksh", "mksh",
             "fish", "csh", "tcsh", "source", ".", "trap", "perl", "python", "python3", "ruby", "node", "awk",
             "sed", "ssh"}
+# --8<-- [end:safe-list]
 
 
 # ---------------------------------------------------------------- step 1: parse
 
+# --8<-- [start:parse]
 BASH = tree_sitter.Language(tree_sitter_bash.language())
 PARSER = tree_sitter.Parser(BASH)
 
@@ -174,10 +179,12 @@ def read_command(command: str) -> "Reading":
         return pickle.loads(data)
     return Reading(plain=False, why_not="the shell grammar's parser crashed on it", commands=[],
                    programs=guessed_programs(command), words=[])
+# --8<-- [end:parse]
 
 
 # ---------------------------------------------------------------- step 2: classify
 
+# --8<-- [start:classify]
 @dataclass
 class Reading:
     """What the tree holds. ``plain`` with ``commands`` (each a list of words) if it is plain, else
@@ -339,10 +346,12 @@ def nodes_of_type(node, kind: str) -> list:
             found.append(current)
         stack.extend(current.children)
     return found
+# --8<-- [end:classify]
 
 
 # ---------------------------------------------------------------- step 3: decide
 
+# --8<-- [start:decide]
 def safe_use(words: list[str]) -> tuple[bool, str, list[str]]:
     """Whether a plain command is a safe program used only with the options it may take; and its
     path operands. Options are read wherever they stand, as GNU programs do (`ls x -R` recurses)."""
@@ -603,6 +612,7 @@ def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[
     if answer.lower() in ("a", "always"):
         return "allow always", ""
     return "deny", answer.partition(" ")[2].strip()
+# --8<-- [end:decide]
 
 
 # ---------------------------------------------------------------- python -m s06.gate --bench
