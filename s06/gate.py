@@ -164,11 +164,15 @@ def read_command(command: str) -> "Reading":
         return classify(parse(command))
     reading_end, writing_end = os.pipe()
     child = os.fork()
-    if child == 0:  # the child: read, send the reading back, and leave without running anything else
+    if child == 0:  # the child: read, send the reading (or the exception) back, and leave
         try:
             os.close(reading_end)
+            try:
+                outcome = classify(parse(command))
+            except Exception as error:  # a bug in Python code is raised again in the parent, as it was
+                outcome = error
             with os.fdopen(writing_end, "wb") as out:
-                pickle.dump(classify(parse(command)), out)
+                pickle.dump(outcome, out)
         finally:
             os._exit(0)
     os.close(writing_end)
@@ -176,7 +180,10 @@ def read_command(command: str) -> "Reading":
         data = received.read()
     _, status = os.waitpid(child, 0)
     if status == 0 and data:
-        return pickle.loads(data)
+        outcome = pickle.loads(data)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
     return Reading(plain=False, why_not="the shell grammar's parser crashed on it", commands=[],
                    programs=guessed_programs(command), words=[])
 # --8<-- [end:parse]

@@ -33,6 +33,7 @@ import course
 from conftest import load_stage, scripted_client
 
 s06 = load_stage("s06")
+pytestmark = pytest.mark.exercise(1, 2)  # every attack meets the sandbox (exercise 1) and the gate (exercise 2)
 
 OUTSIDE_SECRET = "OUTSIDE-SECRET-7f3a"
 ENV_SECRET = "ENV-SECRET-91c2"

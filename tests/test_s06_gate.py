@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from conftest import load_stage, scripted_client
 
 s06 = load_stage("s06")
+pytestmark = pytest.mark.exercise(2)  # every command decision reads its words through plain_words
 gates = sys.modules[s06.Gate.__module__]
 AVAILABLE = s06.confine.Confinement(available=True, reason="assumed available by the test")
 UNAVAILABLE = s06.confine.Confinement(available=False, reason="no Landlock on this test's kernel")
@@ -203,6 +204,7 @@ def allow_all():
     return gate(rules=s06.RULES, approver=lambda *question: ("allow once", ""))
 
 
+@pytest.mark.exercise(1)
 def test_delete_and_move_act_on_a_link_itself_never_on_its_target(workspace):
     (workspace / "link").symlink_to("memo.md")
     (workspace / "other").symlink_to("todo.md")
@@ -213,6 +215,7 @@ def test_delete_and_move_act_on_a_link_itself_never_on_its_target(workspace):
     assert (workspace / "moved").is_symlink() and (workspace / "todo.md").is_file()
 
 
+@pytest.mark.exercise(1)
 def test_a_named_pipe_is_neither_read_nor_written_and_nothing_blocks(workspace):
     os.mkfifo(workspace / "pipe")
     results = []
@@ -227,6 +230,7 @@ def test_a_named_pipe_is_neither_read_nor_written_and_nothing_blocks(workspace):
         all(json.loads(text)["error"] == "not_a_file" for text, _ in results)
 
 
+@pytest.mark.exercise(1)
 def test_deny_rules_see_where_a_link_leads_and_search_skips_what_they_cover(workspace):
     (workspace / ".env").write_text("API_KEY=sk-ant-secret\n", encoding="utf-8")
     (workspace / "notes").mkdir()
