@@ -477,3 +477,13 @@ def test_the_reckless_model_damages_the_workspace_on_s05(s05, workspace):
     assert errors == ["unknown_tool"] * 4  # delete_file, and run_command three times: s05 has neither
     assert (workspace / "memo.md").read_bytes() == b"" != before["memo.md"]
     assert (workspace.parent / "escaped.txt").is_file()
+
+
+def test_the_reckless_scenario_runs_s06_with_nobody_to_ask_and_drops_no_option(s06):
+    import inspect
+
+    from course.scenarios import SCENARIOS
+
+    scenario = next(scenario for scenario in SCENARIOS if scenario.name == "reckless")
+    assert scenario.options["approver"] is None  # a ladder at a terminal must not wait for a person
+    assert set(scenario.options) <= set(inspect.signature(s06.run).parameters)  # none silently dropped
