@@ -34,7 +34,7 @@ STAND_INS = ["ls", "cat", "wc", "grep", "head", "tail", "rm", "env", "xargs", "n
 STAND_IN = """#!/bin/sh
 printf '%s\\n' "${0##*/}" >> "$LOG"
 """  # one short write in append mode: lines of stand-ins running side by side (a & b) never mix
-RUNS = 200
+RUNS = 150
 
 
 @pytest.fixture(scope="module")
