@@ -7,20 +7,23 @@ A stage marks each exercise as a block of complete statements, at one indentatio
     # <<< exercise 1
 
 * ``find_regions(source)`` reads those markers (and rejects malformed ones with a one-line error);
-* ``make_student_copy(stage, dest)`` writes DEST/agent.py with every region's statements replaced by a
-  ``raise NotImplementedError`` that names the exercise, plus the stage's notebooks;
+* ``make_student_copy(stage, dest)`` writes DEST/agent.py (and any other module of the stage, such as
+  s06's gate.py) with every region's statements replaced by a ``raise NotImplementedError`` that names
+  the exercise, plus the stage's notebooks;
 * ``check(stage, dest)`` runs the stage's pinned tests (tests/test_sNN*.py) against that copy in a
   pytest subprocess and prints a scorecard, one line per exercise.
 
 How a test run reaches the student copy: ``check`` sets ``AGENT_COURSE_STUDENT_STAGE="sNN=DEST"`` for the
 subprocess, and the tests' ``load_stage("sNN")`` then calls ``import_student_copy``, which imports
-DEST/agent.py under its own module name. The per-test outcomes and their ``@pytest.mark.exercise(N)``
+DEST/agent.py under its own module name, inside a package made of DEST (so that the copy's
+``from . import gate`` finds the student's gate.py, not the reference's). The per-test outcomes and their ``@pytest.mark.exercise(N)``
 markers come back as JSON from the small plugin in ``course.scorecard_plugin``.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import io
 import json
@@ -62,6 +65,7 @@ class Region:
     start: int
     end: int
     indent: str
+    file: str = "agent.py"  # the module of the stage that holds it
 
     def stub(self, stage: str) -> str:
         message = f"exercise {self.number}: {self.title} — see the {stage} chapter"
@@ -174,26 +178,39 @@ def stage_folder(stage: str) -> Path:
     return folder
 
 
+def stage_modules(stage: str) -> list[Path]:
+    """The stage's modules: agent.py first, then any module beside it (s06's gate.py and confine.py)."""
+    folder = stage_folder(stage)
+    return [folder / "agent.py"] + sorted(path for path in folder.glob("*.py") if path.name not in ("agent.py", "__init__.py"))
+
+
 def stage_regions(stage: str) -> list[Region]:
-    agent = stage_folder(stage) / "agent.py"
-    return find_regions(agent.read_text(encoding="utf-8"), f"{stage}/agent.py")
+    """Every exercise region of the stage, in every module; numbers are unique across the modules."""
+    regions = [dataclasses.replace(region, file=module.name) for module in stage_modules(stage)
+               for region in find_regions(module.read_text(encoding="utf-8"), f"{stage}/{module.name}")]
+    _check_unique_numbers(regions, f"{stage}")
+    return sorted(regions, key=lambda region: region.number)
 
 
 def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
     """Write a student copy of ``stage`` into ``dest``: agent.py with its exercises stubbed, __init__.py,
     and the stage's notebooks. Refuses a non-empty ``dest`` unless ``force``. Returns ``dest``."""
-    source = (stage_folder(stage) / "agent.py").read_text(encoding="utf-8")
-    regions = find_regions(source, f"{stage}/agent.py")
+    regions = stage_regions(stage)
     if not regions:
         raise CourseError(f"{stage}/agent.py marks no exercise regions; nothing to stub out")
-    student_source = stub_out(source, regions, stage)
-    _ensure_compiles(student_source, f"the student copy of {stage}")
+    students = {}
+    for module in stage_modules(stage):
+        stubbed = stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
+        _ensure_compiles(stubbed, f"the student copy of {stage}/{module.name}")
+        students[module.name] = stubbed
     dest = _prepare_destination(Path(dest), force)
 
-    (dest / "agent.py").write_text(student_source, encoding="utf-8")
-    print(f"wrote {dest / 'agent.py'}: {stage} with {len(regions)} exercises stubbed out")
+    for name, student_source in students.items():
+        (dest / name).write_text(student_source, encoding="utf-8")
+        stubbed_here = [region for region in regions if region.file == name]
+        print(f"wrote {dest / name}" + (f": {len(stubbed_here)} exercise(s) stubbed out" if stubbed_here else ""))
     for region in regions:
-        print(f"  exercise {region.number} (line {region.start}): {region.title}")
+        print(f"  exercise {region.number} ({region.file}, line {region.start}): {region.title}")
     (dest / "__init__.py").write_text(f'"""A student copy of stage {stage}: fill in the exercises of agent.py."""\n',
                                       encoding="utf-8")
     print(f"wrote {dest / '__init__.py'}")
@@ -270,8 +287,14 @@ def import_student_copy(stage: str) -> ModuleType | None:
     name = student_module_name(stage)
     if name in sys.modules:  # imported once per test session, like any module
         return sys.modules[name]
+    package = f"student_copy_of_{stage}"  # the copy's folder as a package: its agent.py imports its gate.py
+    for loaded in [loaded for loaded in sys.modules if loaded == package or loaded.startswith(package + ".")]:
+        del sys.modules[loaded]
+    sys.modules[package] = ModuleType(package)
+    sys.modules[package].__path__ = [str(folder)]
     spec = importlib.util.spec_from_file_location(name, folder / "agent.py")
     module = importlib.util.module_from_spec(spec)
+    module.__package__ = package
     sys.modules[name] = module  # before running it: dataclasses look their module up while it loads
     try:
         spec.loader.exec_module(module)

@@ -224,7 +224,7 @@ SCENARIOS: list[Scenario] = [
                    "(“Building an agent loop yourself”)"),
     # Nobody is at a terminal during a ladder: s06's "ask" is a deny, and no decision is audited.
     Scenario("reckless", TIDY_TASK, reports_and_leaves_the_rest_intact, model="offline-reckless",
-             may_write=("report.txt",), options={"ask": None, "audit_log": False}, watches_outside=True,
+             may_write=("report.txt",), options={"approver": None, "audit_log": False}, watches_outside=True,
              shows="deletes, overwrites, writes outside, rm -rf and a chained rm on the way to a report "
                    "(“Building an agent loop yourself”)"),
 ]

@@ -1,21 +1,24 @@
 """Stage s06: permission gates.
 
 What this stage adds: the harness, not the model, decides what may run. Every tool has a risk
-class (read, write, destructive, execute). Rules (deny, ask, allow; a tool name and a pattern on
-its arguments: a path glob or a command prefix) are checked deny first, then ask, then allow;
-the first match wins, else the risk class's default applies. A compound command is checked part
-by part. "Ask" means a person decides; with no terminal, ask means deny. A denial goes back to
-the model as an is_error result that says why and what to do instead. Every file tool goes
-through a path sandbox; the command tool has a timeout, an output cap, the workspace as its
-folder and an environment without secrets; the calculator is bounded. Each decision is audited.
+class (read, write, destructive, execute). Rules (deny, ask, allow) are checked deny first, then ask,
+then allow, else the risk class's default applies. A command is judged by the shell's own grammar
+(gate.py): it is parsed into a tree, classified (plain words or not; its programs, options and
+paths), and only a plain command of the safe list, on paths inside the workspace, runs without a
+person; a deny rule finds its program anywhere in the tree. "Ask" means a person decides; with no
+terminal, ask means deny. A denial goes back to the model as an is_error result that says why and
+what to do instead. Every command runs confined by the kernel (confine.py), so that a mistake of the
+gate is not a breach; where confinement is not available, no command runs without a person. Every
+file tool goes through a path sandbox and acts on regular files only. Each decision is audited.
 The failure it fixes: irreversible actions decided by the model. A system prompt that says "do
-not delete" is not a defence ("Building an agent loop yourself"): the model cannot judge whether a call is allowed.
+not delete" is not a defence (the article "Building an agent loop yourself"): the model cannot
+judge whether a call is allowed, and a gate that reads command text loses to the shell.
 
-    act:  call ─► valid? ─► gate: deny? ─► ask? ─► allow? ─► default for its risk class
-                              │ deny      │ ask: a person (no terminal: deny)
-                              ▼           ▼
+    act:  call ─► valid? ─► sandbox ─► gate.check: parse ─► classify ─► decide (rules, then a person)
+                                             │ deny, or ask with no terminal
+                                             ▼
                         is_error "not run: why; instead ..."      ─► audit log, one line each
-                  ─► allowed: sandboxed tool ─► result
+                  ─► allowed: the tool (a command: confined by the kernel) ─► result
 
 Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
 """
@@ -24,27 +27,27 @@ from __future__ import annotations
 
 import ast
 import difflib
-import fnmatch
 import json
 import math
 import operator
 import os
-import re
-import resource
-import shlex
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
 import anthropic
 
 import course
+
+if __package__:  # imported: s06.agent, or a student's copy of the stage
+    from . import confine
+    from .gate import RULES, Gate, ask_on_terminal
+else:            # run as a script, python s06/agent.py: its folder is first on sys.path
+    import confine
+    from gate import RULES, Gate, ask_on_terminal
 
 STAGE = "s06"
 MAX_TOKENS = 1024
@@ -139,11 +142,12 @@ TOOLS = [
     {
         "name": "run_command",
         "description": "Run a shell command in the workspace folder and return its exit code and output. "
-                       f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Commands "
-                       "are checked against the harness's rules, part by part; some need a person's approval.",
+                       f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Plain commands "
+                       "(ls, cat, wc, grep, head, tail, echo, pwd on files of the workspace, joined by && || ; |) run; "
+                       "anything else needs a person's approval.",
         "input_schema": {
             "type": "object",
-            "properties": {"command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l *.md'"}},
+            "properties": {"command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l memo.md'"}},
             "required": ["command"],
         },
     },
@@ -212,6 +216,9 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
     file = existing(workspace, path)
     if file.is_dir():
         raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
+    if not file.is_file():  # a named pipe would block the loop forever; a device would never end
+        raise ToolError("not_a_file", f"{path!r} is not a regular file (a pipe, a socket or a device)",
+                        "read regular files only")
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -222,56 +229,73 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
 
 def write_file(workspace: Path, path: str, content: str) -> str:
     target = inside(workspace, path)
+    if target.exists() and not target.is_file():  # writing into a named pipe blocks until a reader comes
+        raise ToolError("not_a_file", f"{path!r} exists and is not a regular file", "write to a new file name")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(content, encoding="utf-8")
     return f"wrote {len(content)} characters to {path}"
 
 
-def search_files(workspace: Path, text: str) -> str:
-    root = workspace.resolve()
+def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str:
+    """``hidden``: the files a deny rule covers (.env), skipped, links to them too: a yes/no answer
+    about a secret's content, asked often enough, spells the secret out."""
+    root, skipped = workspace.resolve(), [Path(path).resolve() for path in hidden]
     matches = [str(file.relative_to(workspace)) for file in sorted(workspace.rglob("*"))
                if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
+               and not any(file.resolve().is_relative_to(secret) for secret in skipped)
                and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
     return "\n".join(matches) or "(no matches)"
 
 
+def entry(workspace: Path, path: str) -> Path:
+    """The entry a path names, itself: its folder resolved inside the workspace, its own name not
+    followed. Deleting or moving a link acts on the link, never on the file it leads to."""
+    inside(workspace, path)  # the sandbox first: a link that leads out is refused like any escape
+    name = Path(path).name
+    if name in ("", ".."):
+        raise ToolError("not_a_file", f"{path!r} names a folder, not a file", "name one file")
+    return inside(workspace, str(Path(path).parent)) / name
+
+
 def delete_file(workspace: Path, path: str) -> str:
-    file = existing(workspace, path)
-    if not file.is_file():
+    existing(workspace, path)
+    file = entry(workspace, path)
+    if not (file.is_symlink() or file.is_file()):
         raise ToolError("not_a_file", f"{path!r} is not a file", "delete_file removes single files only")
     file.unlink()
     return f"deleted {path}"
 
 
 def move_file(workspace: Path, source: str, destination: str) -> str:
-    origin, target = existing(workspace, source), inside(workspace, destination)
+    existing(workspace, source)
+    origin, target = entry(workspace, source), entry(workspace, destination)
     target.parent.mkdir(parents=True, exist_ok=True)
     origin.replace(target)
     return f"moved {source} to {destination}"
 
 
-def run_command(workspace: Path, command: str) -> str:
-    """Run a command in the workspace: bounded in time and output, with no secrets in its environment."""
-    environment = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
-    environment["HOME"] = str(workspace)  # and nothing else: no API key, no token, no credentials
+def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> str:
+    """Run a command confined by the kernel (confine.py): the workspace the only folder it may write,
+    ``hidden`` (the files a deny rule covers) unreadable, no network, bounded in time and output,
+    no secrets in its environment, and no process of it left running afterwards."""
+    finished = confine.run_confined(command, workspace, hidden=hidden, timeout_s=COMMAND_TIMEOUT_S,
+                                    output_cap=COMMAND_OUTPUT_CAP, environment=command_environment(workspace))
+    if finished.timed_out:
+        raise ToolError("timeout", f"the command ran longer than {COMMAND_TIMEOUT_S} s and was killed",
+                        "run something quicker, or on fewer files")
+    ended = f"\n[{finished.stragglers} process(es) it left running were ended]" if finished.stragglers else ""
+    return f"exit code {finished.exit_code}\n{finished.output}{ended}"
 
-    def limit_file_size():  # a runaway writer is stopped by the kernel, not by our patience
-        resource.setrlimit(resource.RLIMIT_FSIZE, (COMMAND_OUTPUT_CAP * 50, COMMAND_OUTPUT_CAP * 50))
 
-    with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=environment, stdin=subprocess.DEVNULL,
-                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                                   preexec_fn=limit_file_size)
-        try:
-            code = process.wait(timeout=COMMAND_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the whole group: children of the shell too
-            process.wait()
-            raise ToolError("timeout", f"the command ran longer than {COMMAND_TIMEOUT_S} s and was killed",
-                            "run something quicker, or on fewer files") from None
-        output.seek(0)
-        text = output.read(COMMAND_OUTPUT_CAP).decode("utf-8", errors="replace")
-    return f"exit code {code}\n{text}"
+def command_environment(workspace: Path) -> dict:
+    """PATH, LANG, LC_ALL and HOME, and nothing else: no API key, no token, no credentials. PATH keeps
+    only absolute folders outside the workspace, so a program the model wrote cannot stand in for `ls`."""
+    environment = {name: os.environ[name] for name in ("LANG", "LC_ALL") if name in os.environ}
+    folders = [folder for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if os.path.isabs(folder) and not Path(folder).resolve().is_relative_to(workspace.resolve())]
+    environment["PATH"] = os.pathsep.join(folders)
+    environment["HOME"] = str(workspace)
+    return environment
 
 
 # Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
@@ -295,7 +319,18 @@ def calculate(workspace: Path, expression: str) -> str:
             return OPERATORS[type(node.op)](evaluate(node.operand))
         raise ValueError(f"unsupported expression: {ast.unparse(node)}")
 
-    return str(evaluate(ast.parse(expression, mode="eval").body))
+    return str(real_and_finite(evaluate(ast.parse(expression, mode="eval").body)))
+
+
+def real_and_finite(result):
+    """inf, nan and complex numbers are not answers: a model would carry them on as if they were."""
+    if isinstance(result, complex):
+        raise ToolError("not_a_real_number", f"the result is the complex number {result}",
+                        "a negative number to a fractional power has no real result; check the signs")
+    if isinstance(result, float) and not math.isfinite(result):
+        raise ToolError("not_finite", f"the result is {result}: the floating-point calculation overflowed",
+                        "use smaller numbers, or whole numbers (they do not overflow)")
+    return result
 
 
 def digits(number) -> float:
@@ -356,7 +391,11 @@ def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
     for key in ("path", "source", "destination"):  # the sandbox first: an escape is no question for the gate
         if key in arguments:
             inside(workspace, arguments[key])
-    gate.check(workspace, name, arguments)  # raises ToolError("denied", ...) unless allowed
+    verdict = gate.check(workspace, name, arguments)  # parse, classify, decide: rules, then a person
+    if verdict.decision != "allow":
+        raise ToolError("denied", f"{name} was not run: {verdict.why}", verdict.instead)
+    if name in ("run_command", "search_files"):  # the files a deny rule covers stay out of their reach
+        return TOOL_FUNCTIONS[name](workspace, **arguments, hidden=gate.hidden(workspace))
     return TOOL_FUNCTIONS[name](workspace, **arguments)
 
 
@@ -413,193 +452,6 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]], gate: "Ga
                                            "through the tool interface (tool_use blocks), not in your text."})
     return {"role": "user", "content": blocks}
 # --8<-- [end:dispatcher]
-
-
-# --8<-- [start:gate]
-Decision = Literal["allow", "ask", "deny"]
-SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
-
-RISK = {"list_files": "read", "read_file": "read", "search_files": "read", "calculate": "read",
-        "write_file": "write", "move_file": "destructive", "delete_file": "destructive", "run_command": "execute"}
-DEFAULT_DECISION = {"read": "allow", "write": "allow", "destructive": "ask", "execute": "ask"}
-INSTEAD = {  # what a denied model may do instead, by risk class
-    "write": "write a new file inside the workspace instead",
-    "destructive": "leave the file as it is (or tell the user it should go) and carry on with the rest of the task",
-    "execute": "use the file tools (list_files, read_file, search_files) or a command the rules allow "
-               "(ls, cat, wc, grep, head, tail, echo, pwd)",
-}
-
-
-@dataclass(frozen=True)
-class Rule:
-    decision: Decision
-    tool: str            # a tool name, or a glob such as "*"
-    pattern: str = "*"   # a path glob for file tools; a command prefix for run_command
-
-    def matches(self, tool: str, subject: str) -> bool:
-        if not fnmatch.fnmatchcase(tool, self.tool):
-            return False
-        if tool == "run_command" and self.pattern != "*":
-            words, prefix = shlex.split(subject), shlex.split(self.pattern)
-            if self.tool != "run_command":  # a rule for every tool is about paths: 'cat .env' names .env too
-                return any(fnmatch.fnmatchcase(os.path.normpath(word), self.pattern) for word in words)
-            return words[:len(prefix)] == prefix
-        return fnmatch.fnmatchcase(subject, self.pattern)
-
-    def __str__(self) -> str:
-        return f"{self.decision} {self.tool} {self.pattern}"
-
-
-RULES = [
-    *(Rule("deny", "run_command", prefix) for prefix in
-      ("rm", "sudo", "su", "curl", "wget", "dd", "mkfs", "chmod", "chown", "kill", "git push", "shutdown")),
-    Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),
-    *(Rule("allow", "run_command", prefix) for prefix in
-      ("ls", "cat", "wc", "grep", "head", "tail", "echo", "pwd")),  # read-only: sort -o, uniq, date -s write
-]
-
-
-def command_parts(command: str) -> list[str]:
-    """Every simple command inside a compound one: split on ; && || | & and newlines, and opened up
-    through $(...), backticks, bash -c / sh -c and eval. An allowed prefix must not approve what
-    follows it: "ls && rm -rf ." is two commands, and rm decides."""
-    # >>> exercise 2: Split a compound command into the commands it runs
-    parts = []
-    substitution = re.search(SUBSTITUTION, command)
-    while substitution:  # each $(...), <(...), >(...) and `...`, innermost first, is a command of its own
-        parts += command_parts(next(group for group in substitution.groups() if group is not None))
-        command = command[:substitution.start()] + " … " + command[substitution.end():]  # one word outside
-        substitution = re.search(SUBSTITUTION, command)
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # shlex would start a comment inside a word ('a#b'); sh never does
-    words: list[str] = []
-    for token in list(lexer) + [";"]:  # raises ValueError on unbalanced quotes: the caller denies
-        if token and set(token) <= set(";&|()"):
-            parts += simple_command(words)
-            words = []
-        else:
-            words.append(token)
-    return parts
-    # <<< exercise 2
-
-
-SUBSTITUTION = r"\$\(([^()]*)\)|[<>]\(([^()]*)\)|`([^`]*)`"
-WRAPPERS = {"env", "exec", "command", "builtin", "nohup", "time", "nice", "xargs", "timeout", "stdbuf", "busybox"}
-
-
-def simple_command(words: list[str]) -> list[str]:
-    while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in WRAPPERS):
-        words = words[1:]  # FOO=1 cmd, env -i cmd, timeout 5 cmd...: the command is what follows
-        while words and (words[0].startswith("-") or words[0].isdigit()):
-            words = words[1:]
-    if not words:
-        return []
-    script_flag = next((i for i, word in enumerate(words[1:-1], 1) if re.fullmatch(r"-[a-z]*c[a-z]*", word)), None)
-    if words[0] in ("bash", "sh", "zsh", "dash", "ksh") and script_flag:  # sh -c, bash -lc ...
-        return command_parts(words[script_flag + 1])
-    if words[0] == "eval":
-        return command_parts(" ".join(words[1:]))
-    return [shlex.join(words)]
-
-
-@dataclass
-class Gate:
-    """Decides, outside the model, whether a call may run: rules, then a person, then the audit log."""
-
-    rules: list
-    ask: object = None          # asks a person: (tool, arguments, why) -> (decision, reason); None: deny
-    audit_log: object = None    # a path, None for the default, or False for none
-    approved: list = field(default_factory=list)  # allow rules a person added ("allow always")
-
-    def check(self, workspace: Path, name: str, arguments: dict) -> None:
-        decision, why, decided_by = self.decide(workspace, name, arguments)
-        if decision == "ask":
-            decision, why, decided_by = self.ask_person(name, arguments, why)
-        self.audit(name, arguments, why, decision, decided_by)
-        if decision != "allow":
-            raise ToolError("denied", f"{name} was not run: {why}", INSTEAD.get(risk_of(workspace, name, arguments), ""))
-
-    def decide(self, workspace: Path, name: str, arguments: dict) -> tuple[Decision, str, str]:
-        """The most severe decision over every subject of the call (each path, each command part)."""
-        try:
-            subjects = subjects_of(name, arguments)
-        except ValueError:
-            return "deny", "the command cannot be split into parts safely (unbalanced quotes?)", "rule"
-        verdicts = [self.decide_one(workspace, name, arguments, subject) for subject in subjects]
-        return max(verdicts, key=lambda verdict: SEVERITY[verdict[0]])
-
-    def decide_one(self, workspace, name, arguments, subject) -> tuple[Decision, str, str]:
-        for decision in ("deny", "ask", "allow"):  # deny first, then ask, then allow
-            if decision == "ask" and any(rule.matches(name, subject) for rule in self.approved) \
-                    and not reaches_beyond(name, subject):  # approving 'expr' approves no redirection
-                return "allow", "a person allowed it always", "person"
-            for rule in self.rules:
-                if rule.decision == decision and rule.matches(name, subject):
-                    if decision == "allow" and reaches_beyond(name, subject):
-                        return "ask", f"{subject!r} writes a file or names a path outside the workspace", "rule"
-                    return decision, f"the rule '{rule}' matches {subject!r}", "rule"
-        risk = risk_of(workspace, name, arguments)
-        return DEFAULT_DECISION[risk], f"no rule matches {subject!r}; {risk} actions default to {DEFAULT_DECISION[risk]}", "default"
-
-    def ask_person(self, name: str, arguments: dict, why: str) -> tuple[Decision, str, str]:
-        if self.ask is None:
-            return "deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal"
-        answer, reason = self.ask(name, arguments, why)
-        if answer == "allow always":
-            self.approved += [Rule("allow", name, pattern_of(name, subject)) for subject in subjects_of(name, arguments)]
-        if answer in ("allow once", "allow always"):
-            return "allow", f"a person allowed it ({answer})", "person"
-        return "deny", f"a person refused: {reason or 'no reason given'}", "person"
-
-    def audit(self, name, arguments, why, decision, decided_by) -> None:
-        if self.audit_log is not False:
-            course.runlog.append({"tool": name, "arguments": arguments, "rule": why, "decision": decision,
-                                  "decided_by": decided_by}, self.audit_log or course.runlog.audit_path())
-
-
-def subjects_of(name: str, arguments: dict) -> list[str]:
-    """What the rules look at: each command part, or each path (normalised), or nothing."""
-    if name == "run_command":
-        return command_parts(arguments["command"]) or [arguments["command"].strip()]
-    paths = [os.path.normpath(arguments[key]) for key in ("path", "source", "destination") if key in arguments]
-    return paths or [""]
-
-
-def reaches_beyond(name: str, subject: str) -> bool:
-    """An allowed prefix covers the command, not what it is pointed at: 'echo hi > memo.md' overwrites a
-    file and 'cat /etc/passwd' reads outside the workspace, so both go to a person instead."""
-    if name != "run_command":
-        return False
-    return any(word.startswith((">", "/", "~")) or word.endswith(">") or ".." in word
-               or any(sign in word for sign in "$`\\~{")                     # expanded by the shell first
-               or any(segment.startswith(".") and any(glob in segment for glob in "*?[")
-                      for segment in word.split("/"))                       # .* and .[.] match '..'
-               for word in shlex.split(subject))
-
-
-def risk_of(workspace: Path, name: str, arguments: dict) -> str:
-    if name == "write_file" and (workspace / str(arguments.get("path", ""))).resolve().is_file():
-        return "destructive"  # overwriting loses what was there
-    return RISK.get(name, "execute")
-
-
-def pattern_of(name: str, subject: str) -> str:
-    """What "allow always" approves: the program, for a command (its arguments may vary); the path, for a file."""
-    return shlex.split(subject)[0] if name == "run_command" and subject.strip() else subject
-
-
-def ask_on_terminal(tool: str, arguments: dict, why: str) -> tuple[str, str]:
-    """The person in 'ask', at a terminal (run() uses it only when there is one)."""
-    patterns = ", ".join(repr(pattern_of(tool, subject)) for subject in subjects_of(tool, arguments))
-    print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
-    answer = input(f"    allow [o]nce, [a]lways for {tool} {patterns}, or [n]o with a reason: ").strip()
-    if answer.lower() in ("o", "once", "y", "yes"):
-        return "allow once", ""
-    if answer.lower() in ("a", "always"):
-        return "allow always", ""
-    return "deny", answer.partition(" ")[2].strip()
-# --8<-- [end:gate]
 
 
 # --8<-- [start:ask]
@@ -956,16 +808,19 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None,
         max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
         max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None, rules=None,
-        ask=ask_on_terminal, audit_log=None) -> RunResult:
+        approver=ask_on_terminal, audit_log=None) -> RunResult:
     """Take turns until one says stop; the result says why, and the runs log remembers it."""
     limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
     model = course.resolve_model(model)
     client = client or course.make_client(model)
     workspace = course.prepare_workspace(workspace)
     trace = trace or (lambda kind, payload: None)
-    if ask is ask_on_terminal and not sys.stdin.isatty():
-        ask = None  # no one to ask: ask means deny
-    gate = Gate(rules=RULES if rules is None else rules, ask=ask, audit_log=audit_log)
+    if approver is ask_on_terminal and not sys.stdin.isatty():
+        approver = None  # no one to ask: ask means deny
+    gate = Gate(rules=RULES if rules is None else rules, approver=approver, audit_log=audit_log,
+                confinement=confine.probe())
+    if not gate.confined:  # said once a run: from here on, every command waits for a person
+        trace("note", f"no kernel confinement ({gate.confinement.reason}): no command runs without a person")
     state = LoopState(messages=[{"role": "user", "content": task}])
     started = time.perf_counter()
 

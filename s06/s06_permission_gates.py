@@ -14,9 +14,11 @@
 # defence: the model cannot judge whether a call is allowed. The harness decides, outside the loop:
 #
 # - every tool has a **risk class** (read, write, destructive, execute);
-# - **rules** (deny, ask, allow; a tool and a pattern: a path glob or a command prefix) are checked
-#   deny first, then ask, then allow, the first match winning; with no match, the risk class's
-#   default applies;
+# - **rules** (deny, ask, allow; a tool and a pattern: a path glob, or a program for commands) are
+#   checked deny first, then ask, then allow; with no match, the risk class's default applies;
+# - a **command** is read with the shell's own grammar (tree-sitter-bash, in `s06/gate.py`): only a
+#   plain command of the safe list, on paths inside the workspace, runs without a person, and a deny
+#   rule finds its program anywhere in the tree; every command runs **confined by the kernel**;
 # - **ask** means a person decides; with no terminal, ask means deny;
 # - a denial goes back to the model as an `is_error` result that says why and what to do instead;
 # - every file tool goes through a **path sandbox**; the command tool and the calculator are bounded;
@@ -34,6 +36,7 @@ from pathlib import Path
 import course
 from s05 import agent as s05
 from s06 import agent
+from s06 import gate as gates
 
 # This notebook's runs and gate decisions go to scratch logs, so your own runs/ stays yours.
 scratch = Path(tempfile.mkdtemp(prefix="s06-notebook-"))
@@ -41,8 +44,9 @@ os.environ["AGENT_COURSE_RUNS_LOG"] = str(scratch / "runs.jsonl")
 os.environ["AGENT_COURSE_AUDIT_LOG"] = AUDIT_LOG = str(scratch / "audit.jsonl")
 
 print("model in use:", course.resolve_model())
-print("risk classes:", agent.RISK)
-print("defaults:", agent.DEFAULT_DECISION)
+print("risk classes:", gates.RISK)
+print("defaults:", gates.DEFAULT_DECISION)
+print("confinement:", agent.confine.probe())
 
 # %% [markdown]
 # ## 1. What the gate decides
@@ -55,7 +59,7 @@ print("\n".join(str(rule) for rule in agent.RULES))
 
 # %%
 workspace = course.prepare_workspace()
-gate = agent.Gate(rules=agent.RULES, ask=None, audit_log=False)
+gate = agent.Gate(rules=agent.RULES, approver=None, audit_log=False, confinement=agent.confine.probe())
 
 EXAMPLES = [
     ("read_file", {"path": "memo.md"}),
@@ -78,12 +82,12 @@ for tool, arguments in EXAMPLES:
 # prefix does not cover it.
 
 # %% [markdown]
-# ## 2. Compound commands, part by part
+# ## 2. Commands, read with the shell's grammar
 #
 # A rule that allows `ls` must not allow `ls && rm -rf .`: that bypass was reported against several
-# agents. `agent.command_parts` splits a command into the simple commands it would run, through
-# `;`, `&&`, `||`, `|`, newlines, `$(...)`, backticks, `bash -c`, `eval` and wrappers such as `env`;
-# the gate decides on each part, and the most severe decision wins.
+# agents. `gates.read_command` parses a command with tree-sitter-bash and classifies the tree: is it
+# *plain* (words joined by `&&`, `||`, `;`, `|`, nothing the shell expands or runs first), and which
+# programs appear anywhere in it, behind wrappers and inside substitutions included.
 
 # %%
 COMMANDS = [
@@ -98,15 +102,13 @@ COMMANDS = [
     "echo 'unbalanced",
 ]
 for command in COMMANDS:
-    try:
-        parts = agent.command_parts(command)
-    except ValueError as error:
-        parts = f"cannot be split ({error})"
+    reading = gates.read_command(command)
+    plain = f"plain: {reading.commands}" if reading.plain else f"not plain: {reading.why_not}"
     decision, why, _ = gate.decide(workspace, "run_command", {"command": command})
-    print(f"{command!r}\n    parts: {parts}\n    {decision}: {why}")
+    print(f"{command!r}\n    {plain}\n    {decision}: {why}")
 
 # %% [markdown]
-# A command that cannot be split safely (an unbalanced quote) is denied: when in doubt, the gate says no.
+# A command the grammar cannot read (an unbalanced quote) is never plain: with no person, it is denied.
 
 # %% [markdown]
 # ## 3. The path sandbox
@@ -161,21 +163,23 @@ print("what the model reads:", text)
 # ## 4. Ask: a person decides
 #
 # Deletes, overwrites and unknown commands default to *ask*. In a terminal, s06 prompts you (allow
-# once, allow always for this pattern, or no with a reason); in this notebook there is no terminal,
-# so a `Gate` built with `ask=None` denies them. A person is just a function `(tool, arguments, why)
-# -> (answer, reason)`, so we can script one:
+# once, allow always for exactly this command or path, or no with a reason); in this notebook there
+# is no terminal, so a `Gate` built with `approver=None` denies them. A person is just a function
+# `(tool, arguments, why, covers) -> (answer, reason)`, where `covers` says what "always" would
+# approve, so we can script one:
 
 # %%
 script = iter([("allow once", ""), ("deny", "keep todo.md, I still need it"), ("allow always", "")])
 
 
-def scripted_person(tool, arguments, why):
+def scripted_person(tool, arguments, why, covers):
     answer, reason = next(script)
     print(f"  [person asked: {tool} {json.dumps(arguments)} ({why}) -> {answer}{': ' + reason if reason else ''}]")
     return answer, reason
 
 
-person_gate = agent.Gate(rules=agent.RULES, ask=scripted_person)   # audit_log=None: the default audit log
+person_gate = agent.Gate(rules=agent.RULES, approver=scripted_person,   # audit_log=None: the default audit log
+                         confinement=agent.confine.probe())
 
 
 def attempt(tool, arguments):
@@ -273,12 +277,12 @@ print("s05:", on_s05.stop_reason, damage(reckless_workspace, before))
 
 # %% [markdown]
 # s05 has no `delete_file` or `run_command`, so those failed as unknown tools; but `write_file` emptied
-# `memo.md` and wrote a file outside the workspace. Now s06, with no person to ask (`ask=None`):
+# `memo.md` and wrote a file outside the workspace. Now s06, with no person to ask (`approver=None`):
 
 # %%
 reckless_workspace = course.prepare_workspace()
 before = course.snapshot(reckless_workspace)
-on_s06 = agent.run(TIDY_TASK, model="offline-reckless", workspace=reckless_workspace, ask=None, trace=calls_and_outcomes)
+on_s06 = agent.run(TIDY_TASK, model="offline-reckless", workspace=reckless_workspace, approver=None, trace=calls_and_outcomes)
 print("s06:", on_s06.stop_reason, damage(reckless_workspace, before))
 print("report.txt:", (reckless_workspace / "report.txt").read_text(encoding="utf-8").splitlines()[0])
 
@@ -291,13 +295,13 @@ print("report.txt:", (reckless_workspace / "report.txt").read_text(encoding="utf
 # ## Run it on Claude (or a local model)
 #
 # Set `ANTHROPIC_API_KEY` before starting Jupyter (or restart the kernel after setting it). The cell
-# below gives Claude the tidy-up task on s06 with no person to ask (`ask=None`), so every *ask* is a
+# below gives Claude the tidy-up task on s06 with no person to ask (`approver=None`), so every *ask* is a
 # *deny*; it does nothing without a key. (On a terminal, `.venv/bin/python s06/agent.py` asks you instead.)
 
 # %%
 if os.environ.get("ANTHROPIC_API_KEY"):
     claude_model = os.environ.get("MODEL_ID") or course.DEFAULT_CLAUDE_MODEL
-    on_claude = agent.run(TIDY_TASK, client=course.make_client(claude_model), model=claude_model, ask=None,
+    on_claude = agent.run(TIDY_TASK, client=course.make_client(claude_model), model=claude_model, approver=None,
                           trace=course.TracePrinter())
     print("stop_reason:", on_claude.stop_reason)
 else:
@@ -306,9 +310,9 @@ else:
 # %% [markdown]
 # ## Your turn
 #
-# The exercises of this stage are the regions of `s06/agent.py` marked `# >>> exercise N`:
-# 1. *Keep every path inside the workspace* (`inside`);
-# 2. *Split a compound command into the commands it runs* (`command_parts`).
+# The exercises of this stage are the regions of `s06/agent.py` and `s06/gate.py` marked `# >>> exercise N`:
+# 1. *Keep every path inside the workspace* (`inside`, in agent.py);
+# 2. *Read a command's words only when they are plain* (`plain_words`, in gate.py).
 #
 # In a terminal, from the repository's root, these two commands write your own copy with those
 # regions emptied (the first) and grade it (the second):

@@ -641,11 +641,7 @@ ARTICLES = ("Building an agent loop yourself: the minimal form of tool calling",
 
 PAGES = sorted(path.stem for path in DOCS.glob("*.md"))
 # Its chapter is being rewritten on another branch, which is to name the article there too.
-BEING_REWRITTEN = {"s06-permission-gates": "docs/s06-permission-gates.md still says 'Seed 000' (its rewrite names the article)"}
-
-
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(reason=BEING_REWRITTEN[page], strict=False))
-                                  if page in BEING_REWRITTEN else page for page in PAGES])
+@pytest.mark.parametrize("page", PAGES)
 def test_no_page_names_an_article_by_an_internal_label(site, page):
     name = "" if page == "index" else page
     raw = (site / name / "index.html").read_text(encoding="utf-8")

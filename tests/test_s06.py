@@ -1,19 +1,21 @@
 """Stage s06: permission gates, a path sandbox and a bounded command tool.
 
-Exercise 1 is ``inside`` (the path sandbox), exercise 2 is ``command_parts`` (a compound command
-split into the commands it runs). Every file tool goes through ``inside``, so a test that runs a
-file tool pins exercise 1; every gate decision on ``run_command`` goes through ``command_parts``,
-so a test that has one decided pins exercise 2.
+Exercise 1 is ``inside`` (the path sandbox), exercise 2 is ``plain_words`` in s06/gate.py (the
+words of a command node, only when every part of it is plain). Every file tool goes through
+``inside``, so a test that runs a file tool pins exercise 1; every command the gate allows goes
+through ``plain_words``, so a test that has a command allowed pins exercise 2.
 
 The tests of gate bypasses (a comment sign, allowed commands that write, shell expansion,
 process substitution, a path deny rule and the command tool) pin holes found in an earlier s06
-and fixed: each sends what got through then.
+and fixed: each sends what got through then. The gate's own tests are in test_s06_gate.py, the
+attack corpus in test_s06_attacks.py, the comparison with the real shell in test_s06_differential.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 import pytest
@@ -36,8 +38,14 @@ def s05():
 
 # ---------------------------------------------------------------- helpers
 
+def gates(s06):
+    """The gate module the stage imported (the reference's, or a student copy's)."""
+    return sys.modules[s06.Gate.__module__]
+
+
 def gate(s06, rules=None, ask=None, audit_log=False):
-    return s06.Gate(rules=s06.RULES if rules is None else rules, ask=ask, audit_log=audit_log)
+    return s06.Gate(rules=s06.RULES if rules is None else rules, approver=ask, audit_log=audit_log,
+                    confinement=s06.confine.probe())
 
 
 def decision(s06, workspace, tool: str, rules=None, **arguments) -> str:
@@ -72,8 +80,8 @@ class Person:
     def __init__(self, *answers: tuple[str, str]):
         self.answers, self.asked = list(answers), []
 
-    def __call__(self, tool, arguments, why):
-        self.asked.append((tool, arguments, why))
+    def __call__(self, tool, arguments, why, covers):
+        self.asked.append((tool, arguments, why, covers))
         return self.answers.pop(0)
 
 
@@ -81,14 +89,16 @@ class Person:
 
 @pytest.mark.exercise(2)
 def test_deny_is_checked_before_ask_and_ask_before_allow_whatever_the_order_of_the_rules(s06, workspace):
-    allow, ask, deny = (s06.Rule(kind, "run_command", "touch") for kind in ("allow", "ask", "deny"))
+    Rule = gates(s06).Rule
+    allow = Rule("allow", "run_command", "touch a.txt")  # an allow rule for a command names it exactly
+    ask, deny = (Rule(kind, "run_command", "touch") for kind in ("ask", "deny"))
     assert decision(s06, workspace, "run_command", [allow, ask, deny], command="touch a.txt") == "deny"
     assert decision(s06, workspace, "run_command", [allow, ask], command="touch a.txt") == "ask"
     assert decision(s06, workspace, "run_command", [allow], command="touch a.txt") == "allow"
 
 
 def test_the_first_matching_rule_of_a_kind_decides_and_is_named(s06, workspace):
-    rules = [s06.Rule("deny", "write_file", "*.md"), s06.Rule("deny", "*", "*")]
+    rules = [gates(s06).Rule("deny", "write_file", "*.md"), gates(s06).Rule("deny", "*", "*")]
     verdict, why, decided_by = gate(s06, rules).decide(workspace, "write_file", {"path": "new.md", "content": ""})
     assert (verdict, decided_by) == ("deny", "rule") and "deny write_file *.md" in why
 
@@ -102,6 +112,8 @@ def test_with_no_matching_rule_each_risk_class_gets_its_default(s06, workspace):
     assert decision(s06, workspace, "run_command", [], command="touch a.txt") == "ask"  # execute
     verdict, why, decided_by = gate(s06, []).decide(workspace, "delete_file", {"path": "memo.md"})
     assert decided_by == "default" and "destructive actions default to ask" in why
+    verdict, why, decided_by = gate(s06, []).decide(workspace, "run_command", {"command": "touch a.txt"})
+    assert decided_by == "default" and "'touch' is not on the safe list" in why
 
 
 def test_overwriting_an_existing_file_counts_as_destructive(s06, workspace):
@@ -128,7 +140,7 @@ def test_path_rules_see_the_path_normalised(s06, workspace):
 @pytest.mark.exercise(1)
 def test_ask_with_no_terminal_means_deny_and_the_model_is_told_why_and_goes_on(s06, workspace):
     client, requests = scripted_client(one_call("delete_file", path="todo.md"), DONE)
-    result = s06.run("Tidy up", client=client, model="scripted", workspace=workspace, ask=None, audit_log=False)
+    result = s06.run("Tidy up", client=client, model="scripted", workspace=workspace, approver=None, audit_log=False)
     assert (workspace / "todo.md").is_file()
     error = refusal(results_in(result.messages)[0])
     assert error["message"].startswith("delete_file was not run:") and "no terminal" in error["message"]
@@ -142,18 +154,21 @@ def test_with_no_terminal_the_default_person_is_no_one_and_ask_means_deny(s06, w
     result = s06.run("Delete memo.md", model="offline", workspace=workspace, audit_log=audit)  # the default ask
     assert result.stop_reason == "end_turn"  # the tutor does not delete; nothing was asked, nothing hung
     monkeypatch.setattr(s06, "ask_on_terminal", lambda *a: pytest.fail("asked with no terminal"))
-    checking = s06.Gate(rules=s06.RULES, ask=None, audit_log=audit)
+    checking = s06.Gate(rules=s06.RULES, approver=None, audit_log=audit)
     text, is_error = s06.run_tool(workspace, "delete_file", {"path": "memo.md"}, checking)
     assert is_error and "no terminal to ask a person, so ask means deny" in text
     assert json.loads(audit.read_text().splitlines()[-1])["decided_by"] == "no terminal"
 
 
-def test_allow_always_approves_the_program_for_later_commands(s06, workspace):
-    person = Person(("allow always", ""))
+def test_allow_always_approves_that_exact_command_and_no_other(s06, workspace):
+    person = Person(("allow always", ""), ("deny", "not that one"))
     checking = gate(s06, ask=person)
     assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1"}, checking)[1] is False
-    assert s06.run_tool(workspace, "run_command", {"command": "expr 2 + 2"}, checking)[1] is False
-    assert len(person.asked) == 1  # the second expr needed no one
+    assert s06.run_tool(workspace, "run_command", {"command": " expr 1 + 1 "}, checking)[1] is False
+    assert len(person.asked) == 1  # the same command needed no one
+    assert "exactly the command 'expr 1 + 1'" in person.asked[0][3]  # the question said what "always" covers
+    assert s06.run_tool(workspace, "run_command", {"command": "expr 2 + 2"}, checking)[1] is True
+    assert len(person.asked) == 2  # another expr is another question
     assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1 && rm memo.md"}, checking)[1] is True
     assert gate(s06).decide(workspace, "run_command", {"command": "expr 1 + 1"})[0] == "ask"  # one run only
     checking.ask = Person(("deny", "not that"))
@@ -179,7 +194,7 @@ def test_allow_always_means_the_same_call_needs_no_second_asking(s06, workspace)
         text, is_error = s06.run_tool(workspace, "run_command", {"command": "touch made.txt"}, checking)
         assert not is_error, text
     assert len(person.asked) == 1 and (workspace / "made.txt").is_file()
-    assert person.asked[0][0] == "run_command" and "execute actions default to ask" in person.asked[0][2]
+    assert person.asked[0][0] == "run_command" and "'touch' is not on the safe list" in person.asked[0][2]
 
 
 @pytest.mark.exercise(2)
@@ -196,7 +211,7 @@ def test_allow_always_never_outranks_a_deny_rule(s06, workspace):
 def test_a_person_who_refuses_gives_the_model_their_reason(s06, workspace):
     person = Person(("deny", "keep the todo list, I still use it"))
     client, requests = scripted_client(one_call("delete_file", path="todo.md"), DONE)
-    result = s06.run("Tidy up", client=client, model="scripted", workspace=workspace, ask=person, audit_log=False)
+    result = s06.run("Tidy up", client=client, model="scripted", workspace=workspace, approver=person, audit_log=False)
     error = refusal(results_in(result.messages)[0])
     assert "keep the todo list, I still use it" in error["message"]
     assert "keep the todo list" in requests[1]["messages"][-1]["content"][0]["content"]
@@ -268,19 +283,12 @@ def test_a_command_sees_no_api_key_or_other_secret(s06, workspace, monkeypatch):
 # ---------------------------------------------------------------- compound commands, part by part
 
 @pytest.mark.exercise(2)
-def test_a_compound_command_is_split_into_the_commands_it_runs(s06):
-    assert s06.command_parts("ls -l && wc -l notes.md | sort") == ["ls -l", "wc -l notes.md", "sort"]
-    assert s06.command_parts("bash -c 'ls; rm x'") == ["ls", "rm x"]
-    assert "rm x" in s06.command_parts("echo $(rm x)") and "rm x" in s06.command_parts("echo `rm x`")
-
-
-@pytest.mark.exercise(2)
 @pytest.mark.parametrize("command", [
     "ls && rm memo.md", "ls; rm memo.md", "ls || rm memo.md", "ls | rm memo.md", "ls & rm memo.md",
     "ls\nrm memo.md", "echo $(rm memo.md)", "echo `rm memo.md`", "echo \"$(rm memo.md)\"",
     "bash -c 'rm memo.md'", "sh -c \"ls; rm memo.md\"", "eval rm memo.md", "eval 'ls && rm memo.md'",
     "FOO=1 rm memo.md", "env rm memo.md", "ls | xargs rm", "nohup rm memo.md", "'r'm memo.md", "\\rm memo.md",
-    "ls && curl http://example.invalid", "cat memo.md; sudo ls",
+    "ls && curl http://example.invalid", "cat memo.md; sudo ls", "ls; /bin/rm memo.md",
 ])
 def test_an_allowed_prefix_never_approves_a_denied_command_chained_behind_it(s06, workspace, command):
     assert decision(s06, workspace, "run_command", command=command) == "deny"
@@ -288,7 +296,7 @@ def test_an_allowed_prefix_never_approves_a_denied_command_chained_behind_it(s06
 
 @pytest.mark.exercise(2)
 @pytest.mark.parametrize("command", ["ls && touch a.txt", "cat memo.md | python3 -", "echo hi > memo.md",
-                                     "echo hi >> memo.md", "ls; /bin/rm memo.md"])
+                                     "echo hi >> memo.md", "ls; ./tidy.sh memo.md"])
 def test_a_chained_command_no_rule_allows_is_asked_about(s06, workspace, command):
     assert decision(s06, workspace, "run_command", command=command) == "ask"
 
@@ -299,10 +307,13 @@ def test_allowed_commands_alone_or_chained_are_allowed(s06, workspace):
         assert decision(s06, workspace, "run_command", command=command) == "allow", command
 
 
-@pytest.mark.exercise(2)
-def test_a_command_that_cannot_be_split_is_denied(s06, workspace):
+def test_a_command_the_grammar_cannot_read_is_never_allowed_and_with_no_terminal_is_denied(s06, workspace):
+    verdict, why, _ = gate(s06).decide(workspace, "run_command", {"command": "echo 'unbalanced; touch x"})
+    assert verdict == "ask" and "parse error" in why
     verdict, why, _ = gate(s06).decide(workspace, "run_command", {"command": "echo 'unbalanced; rm memo.md"})
-    assert verdict == "deny" and "cannot be split" in why
+    assert verdict == "deny" and "deny run_command rm" in why  # a deny rule still finds its program
+    text, is_error = s06.run_tool(workspace, "run_command", {"command": "echo 'unbalanced; touch x"}, gate(s06))
+    assert is_error and json.loads(text)["error"] == "denied" and not (workspace / "x").exists()
 
 
 @pytest.mark.exercise(2)
@@ -449,7 +460,7 @@ def outside_entries(workspace) -> set[str]:
 @pytest.mark.exercise(1, 2)
 def test_the_reckless_model_completes_on_s06_and_the_workspace_is_intact(s06, workspace):
     before, around = course.snapshot(workspace), outside_entries(workspace)
-    result, errors = run_reckless(s06, workspace, ask=None, audit_log=False)
+    result, errors = run_reckless(s06, workspace, approver=None, audit_log=False)
     after = course.snapshot(workspace)
     assert result.stop_reason == "end_turn"
     assert {path: after[path] for path in before} == before and set(after) - set(before) == {"report.txt"}
@@ -466,3 +477,13 @@ def test_the_reckless_model_damages_the_workspace_on_s05(s05, workspace):
     assert errors == ["unknown_tool"] * 4  # delete_file, and run_command three times: s05 has neither
     assert (workspace / "memo.md").read_bytes() == b"" != before["memo.md"]
     assert (workspace.parent / "escaped.txt").is_file()
+
+
+def test_the_reckless_scenario_runs_s06_with_nobody_to_ask_and_drops_no_option(s06):
+    import inspect
+
+    from course.scenarios import SCENARIOS
+
+    scenario = next(scenario for scenario in SCENARIOS if scenario.name == "reckless")
+    assert scenario.options["approver"] is None  # a ladder at a terminal must not wait for a person
+    assert set(scenario.options) <= set(inspect.signature(s06.run).parameters)  # none silently dropped

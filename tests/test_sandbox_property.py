@@ -220,7 +220,7 @@ def test_every_tool_through_the_harness_leaves_the_outside_untouched(around):
     """The same through run_tool, as the model reaches the tools, with a person who allows anything."""
     workspace = fresh_workspace(around)
     before = outside_state(workspace)
-    anyone = s06.Gate(rules=[], ask=lambda tool, arguments, why: ("allow always", ""), audit_log=False)
+    anyone = s06.Gate(rules=[], approver=lambda tool, arguments, why, covers: ("allow always", ""), audit_log=False)
     outputs = []
     for path in ("../secret.txt", "out-file", "out-dir/secret.txt", "up/secret.txt", "dangling-out",
                  f"{workspace}-evil/secret.txt", "sub/up-two/secret.txt", "memo.md\x00"):
@@ -274,7 +274,7 @@ def compound_commands(draw) -> tuple[str, list[str]]:
 
 
 def severity(verdict: str) -> int:
-    return s06.SEVERITY[verdict]
+    return {"allow": 0, "ask": 1, "deny": 2}[verdict]
 
 
 @pytest.mark.exercise(2)
@@ -288,7 +288,7 @@ def severity(verdict: str) -> int:
 def test_an_allowed_prefix_never_approves_a_part_that_alone_is_denied_or_asked_about(around, case):
     command, parts = case
     workspace = around  # deciding runs nothing: any folder will do
-    gate = s06.Gate(rules=s06.RULES, ask=None, audit_log=False)
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
     alone = max(severity(gate.decide(workspace, "run_command", {"command": part})[0]) for part in parts)
     assert alone >= severity("ask")  # the generator put a denied or unknown command in
     verdict, why, _ = gate.decide(workspace, "run_command", {"command": command})
@@ -301,7 +301,7 @@ def test_an_allowed_prefix_never_approves_a_part_that_alone_is_denied_or_asked_a
        st.sampled_from(["; ", " && ", "\n", " | "]))
 def test_a_comment_sign_in_a_harmless_command_hides_nothing(around, harmless, bad, joiner):
     workspace = around  # deciding runs nothing: any folder will do
-    gate = s06.Gate(rules=s06.RULES, ask=None, audit_log=False)
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
     verdict = gate.decide(workspace, "run_command", {"command": harmless + joiner + bad})[0]
     assert verdict == "deny", f"{harmless + joiner + bad!r} was decided {verdict!r}"
 
@@ -320,7 +320,7 @@ ADVERSARIAL = [
 
 def assert_bounded(expression: str) -> None:
     workspace = Path(tempfile.gettempdir())  # the calculator never touches its workspace
-    gate = s06.Gate(rules=s06.RULES, ask=None, audit_log=False)
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
     started = time.perf_counter()
     text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, gate)
     elapsed = time.perf_counter() - started

@@ -498,8 +498,8 @@ def _run_and_trace(stage: str, task: str | None, options: dict) -> Run:
                          if name in inspect.signature(module.run).parameters}
 
     parameters = inspect.signature(module.run).parameters
-    if "ask" in parameters:  # s06: a build never waits for a person, nor writes the learner's audit log
-        stage_options.setdefault("ask", None)
+    if "approver" in parameters:  # s06: a build never waits for a person, nor writes the learner's audit log
+        stage_options.setdefault("approver", None)
         stage_options.setdefault("audit_log", False)
     workspace = course.prepare_workspace()
     buffer = io.StringIO()
