@@ -83,7 +83,7 @@ class Finished:
     exit_code: int | None  # None when the command was killed at the timeout; -N when signal N ended the shell
     output: str  # stdout+stderr, first `output_cap` bytes, decoded utf-8 with errors="replace"
     timed_out: bool
-    stragglers: int  # processes the command left behind that were ended after it
+    stragglers: int  # processes the command left behind that were ended after it (at the timeout: all but the shell)
 
 
 class ConfinementError(RuntimeError):
@@ -127,7 +127,7 @@ def _self_test() -> str:
             finished = _run_supervised("cat .env ../outside; echo made > made; sleep 30 &", workspace,
                                        hidden=[workspace / ".env"], timeout_s=5, output_cap=4096,
                                        environment=_clean_environment(None, workspace), confine=True)
-        except ConfinementError as error:
+        except (ConfinementError, OSError) as error:
             return str(error)
         if "probe-secret" in finished.output:
             return "a hidden file stayed readable"
@@ -241,7 +241,7 @@ def _run_plain(command, workspace, timeout_s, output_cap, environment) -> Finish
         process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=environment,
                                    stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
                                    start_new_session=True,
-                                   preexec_fn=lambda: _set_limits(output_cap * 50, timeout_s, False))
+                                   preexec_fn=lambda: _set_limits(output_cap * 50, timeout_s, False, strict=False))
         try:
             code, timed_out = process.wait(timeout=timeout_s), False
         except subprocess.TimeoutExpired:
@@ -340,10 +340,11 @@ def _end_descendants(spare_from_count: int) -> int:
     me = os.getpid()
     while True:
         found = _descendants(me)
+        family = set(found) | {me}
         for pid, state in found.items():
             if state != "Z" and pid != spare_from_count:
                 ended.add(pid)
-            _kill(pid, found.keys() | {me})
+            _kill(pid, family)
         try:
             os.waitpid(-1, 0 if found else os.WNOHANG)
         except ChildProcessError:
@@ -406,17 +407,19 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         os.setsid()  # no controlling terminal: nothing to inject keystrokes into
         for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(number, signal.SIG_DFL)  # Python ignores SIGPIPE and SIGXFSZ; exec would keep that
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor died: so does the shell
         null = os.open("/dev/null", os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
+        step = "cannot enter the workspace"
         os.chdir(plan.workspace)
         if plan.confine:
             step = "cannot create a user and mount namespace (unprivileged user namespaces disabled?)"
             _enter_namespaces()
             step = "cannot mask hidden paths with bind mounts"
             _mask(plan.hidden)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor died: so does the shell (set after
+        # the user namespace, whose new credentials clear it)
         step = "cannot set resource limits"
         _set_limits(plan.file_size_limit, plan.timeout_s, in_own_user_namespace=plan.confine)
         _close_inherited_files(keep={0, 1, 2, setup_fd})
@@ -435,7 +438,8 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         os._exit(127)
 
 
-def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool) -> None:
+def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool, strict: bool = True) -> None:
+    """Lower the limits of this process (and so of the command). Not strict: skip a limit this OS refuses."""
     cpu = math.ceil(timeout_s) + 1
     limits = [(resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, cpu),
               (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT)]
@@ -449,7 +453,11 @@ def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool) -
     for which, value in limits:
         hard = resource.getrlimit(which)[1]
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (value, value))
+        try:
+            resource.setrlimit(which, (value, value))
+        except (OSError, ValueError):
+            if strict:
+                raise
 
 
 def _close_inherited_files(keep: set[int]) -> None:
@@ -467,11 +475,14 @@ def _close_inherited_files(keep: set[int]) -> None:
 # `.env` back out. Per-entry rules (one per name at the workspace root, none for .env) would hide it,
 # but a file created at the root during the call would have no rule and be unreachable, and a new
 # folder would need rules we cannot add after the fact. So, as Claude Code's sandbox does with
-# bubblewrap for denied reads, the command gets a private mount namespace in which each hidden path
-# is covered by an empty stand-in: mode 000 (no capability is left to override it), mounted
-# read-only (so it cannot be chmod-ed back). The real file is untouched and only the command's
-# namespace sees the stand-in. A user namespace makes this possible without root (we map our own
-# uid to itself, so files keep their owner); Landlock then forbids umount, so it cannot be undone.
+# bubblewrap for denied reads (a read-only /dev/null over a file, an empty tmpfs over a folder), the
+# command gets a private mount namespace in which each hidden path is covered by a stand-in. Ours is
+# an empty file or folder of mode 000, mounted read-only: with no capability left to override the
+# mode, reading fails ("Permission denied", clearer to a model than an empty file) and so does
+# writing; read-only, it cannot be chmod-ed back. The real file is untouched and only the command's
+# namespace sees the stand-in. A user namespace makes this possible without root (we map our own uid
+# to itself, so files keep their owner); Landlock then forbids umount, so it cannot be undone.
+# Checked here both as root and as an unprivileged user (tests/test_confine.py runs both).
 
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
