@@ -53,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,8 +87,9 @@ class Finished:
     stragglers: int  # processes the command left behind that were ended after it (at the timeout: all but the shell)
 
 
-class ConfinementError(RuntimeError):
-    """Confinement was available but could not be set up for this command: it did not run."""
+class CommandNotStarted(RuntimeError):
+    """The command did not run: a step before it failed (a workspace that is gone, a confinement
+    that could not be set up). The message is one line that names the step."""
 
 
 # ---------------------------------------------------------------- what this machine can do
@@ -105,7 +107,7 @@ def _probe_machine() -> Confinement:
         return Confinement(False, f"no Landlock on {sys.platform} (Linux only): {NOT_CONFINED}")
     abi = landlock_abi()
     if abi < 1:
-        return Confinement(False, f"no Landlock (a kernel before 5.13, or Landlock not enabled at boot): {NOT_CONFINED}")
+        return Confinement(False, f"no Landlock (a kernel before 5.13, or not enabled at boot): {NOT_CONFINED}")
     if abi < 4:
         return Confinement(False, f"Landlock ABI {abi} cannot refuse TCP (ABI 4, Linux 6.7): {NOT_CONFINED}")
     failure = _self_test()
@@ -127,7 +129,7 @@ def _self_test() -> str:
             finished = _run_supervised("cat .env ../outside; echo made > made; sleep 30 &", workspace,
                                        hidden=[workspace / ".env"], timeout_s=5, output_cap=4096,
                                        environment=_clean_environment(None, workspace), confine=True)
-        except (ConfinementError, OSError) as error:
+        except (CommandNotStarted, OSError) as error:
             return str(error)
         if "probe-secret" in finished.output:
             return "a hidden file stayed readable"
@@ -148,6 +150,8 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
 
     When it cannot, the command still runs (a person approved it), with the limits and the cleanup
     that do work here. `environment=None` means a minimal one: PATH, LANG, LC_ALL and HOME=workspace.
+    A `hidden` path (absolute, or relative to the workspace) that does not exist has nothing to hide.
+    Raises CommandNotStarted, with one line naming the step, when the command could not be started.
     """
     workspace = Path(workspace).resolve()
     clean = _clean_environment(environment, workspace)
@@ -191,7 +195,12 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
                  grants=_grants(Path(workspace), abi) if confine else (), abi=abi)
     with tempfile.TemporaryFile() as output:  # a file, not a pipe: a leftover holding stdout cannot hang us
         report_read, report_write = os.pipe()
-        supervisor = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12 warns on fork() in a threaded process (a notebook kernel): a lock held by
+            # another thread stays held in the child. Ours takes none: every module is imported
+            # already, and the children only make system calls until exec or os._exit.
+            warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks", DeprecationWarning)
+            supervisor = os.fork()
         if supervisor == 0:  # the supervisor never returns into the caller's code
             os.close(report_read)
             _supervise(plan, output.fileno(), report_write)
@@ -208,7 +217,7 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
         text = output.read(output_cap).decode("utf-8", errors="replace")
     kind, code, timed_out, stragglers, message = report.split("\t", 4)
     if kind != "done":
-        raise ConfinementError(message)
+        raise CommandNotStarted(f"the command did not start: {message}")
     return Finished(None if code == "-" else int(code), text, timed_out == "1", int(stragglers))
 
 
@@ -217,7 +226,7 @@ def _read_report(fd: int, limit_s: float) -> str:
     while True:
         ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
-            raise ConfinementError(f"the supervisor did not report within {limit_s:.0f} s")
+            raise CommandNotStarted(f"the supervisor did not report within {limit_s:.0f} s")
         chunk = os.read(fd, 4096)
         if not chunk:
             return b"".join(chunks).decode("utf-8", errors="replace") or "error\t-\t0\t0\tthe supervisor died"

@@ -120,7 +120,7 @@ def python(code: str) -> str:
 
 
 def test_a_tcp_connection_to_loopback_is_refused(confined, box, listener):
-    command = python(f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=2); print('connected')")
+    command = python(f"import socket; socket.create_connection(('127.0.0.1', {listener}), 2); print('connected')")
     assert "connected" in run(command, box, confined=False).output
     finished = run(command, box)
     assert "connected" not in finished.output and "PermissionError" in finished.output
@@ -245,6 +245,26 @@ def test_confinement_is_available_where_the_kernel_allows_it():
         pytest.skip("this machine does not allow user namespaces")
     found = confine.probe()
     assert found.available, found.reason
+
+
+def test_a_workspace_that_is_gone_is_one_line_and_nothing_runs(tmp_path):
+    with pytest.raises(confine.CommandNotStarted, match="cannot enter the workspace") as raised:
+        confine.run_confined("touch ran", tmp_path / "gone")
+    assert "\n" not in str(raised.value) and not (tmp_path / "ran").exists()
+
+
+def test_off_linux_commands_run_with_limits_and_are_reported_unconfined(box, monkeypatch):
+    """macOS and friends: no Landlock, no namespaces, no /proc; the plain path must still work."""
+    monkeypatch.setattr(confine, "LINUX", False)
+    confine._probe_machine.cache_clear()
+    try:
+        found = confine.probe()
+        finished = run("cat .env; head -c 2000000 /dev/zero > big.bin; echo done", box, output_cap=1000)
+    finally:
+        confine._probe_machine.cache_clear()
+    assert not found.available and "Linux only" in found.reason
+    assert SECRET in finished.output and finished.output.endswith("done\n")  # not confined: said so above
+    assert (box / "big.bin").stat().st_size == 1000 * 50
 
 
 def test_the_opt_out_makes_confinement_unavailable(monkeypatch):
