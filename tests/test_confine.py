@@ -90,10 +90,19 @@ def test_a_hidden_folder_can_be_neither_listed_nor_written(confined, box):
     assert sorted(path.name for path in (box / "private").iterdir()) == ["key.txt"]
 
 
-def test_a_symbolic_link_inside_the_workspace_does_not_lead_outside(confined, box):
-    (box / "shortcut").symlink_to(box.parent / "secret.txt")
-    assert SECRET in run("cat shortcut", box, confined=False).output
-    assert SECRET not in run("cat shortcut", box).output
+@pytest.mark.parametrize("escape", [
+    "ln -s ../secret.txt shortcut; cat shortcut",  # a symbolic link inside the workspace leading outside
+    "ln ../secret.txt stolen; cat stolen",  # a hard link: the same file under a name inside
+    "mv ../secret.txt . ; cat secret.txt",  # moving the file in
+], ids=["symbolic link", "hard link", "move"])
+def test_links_and_moves_do_not_bring_an_outside_file_in(confined, box, escape):
+    assert SECRET not in run(escape, box).output  # confined first: the control moves the file
+    assert SECRET in run(escape, box, confined=False).output
+
+
+def test_a_mount_cannot_undo_the_confinement(confined, box):
+    finished = run("umount .env; mkdir -p up; mount --bind .. up; cat .env up/secret.txt", box)
+    assert SECRET not in finished.output
 
 
 def test_the_harness_environment_in_proc_is_out_of_reach(confined, box):
