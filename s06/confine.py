@@ -3,10 +3,10 @@
 The gate decides whether a command may run. This module decides what a command that runs can
 reach, and the Linux kernel enforces it, whatever the command turns out to do:
 
-- Files (Landlock): the system folders (/usr, /bin, /sbin, /lib*, /etc), the Python that runs the
-  course and a few devices (/dev/null, /dev/zero, /dev/urandom) can be read and executed; the
-  workspace can be read and written; nothing else can be touched: not /tmp, not $HOME, not the
-  folder beside the workspace, not /proc (where the harness's environment, API key included, is).
+- Files (Landlock): the system folders (/usr, /bin, /sbin, /lib*, /etc) and the Python that runs
+  the course can be read and executed, /dev/null, /dev/zero and /dev/urandom used; the workspace
+  can be read and written; nothing else can be touched: not /tmp, not $HOME, not the folder beside
+  the workspace, not /proc (where the harness's environment, API key included, can be read).
 - Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
   is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
   and writing it both fail; the rest of the workspace, new files included, stays writable.
@@ -18,10 +18,12 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   ended, `setsid` and double forks included, and counted in `stragglers`.
 
 What it does not cover: UDP and other non-TCP sockets (a command can still send a DNS query),
-named unix sockets inside the workspace, reading the world-readable system folders (/etc/passwd),
-CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs. The process limit
-is not enforced for root. The command runs with no capabilities and `no_new_privs`, so setuid
-programs such as sudo gain nothing.
+named unix sockets inside the workspace, reading the system folders (/etc/passwd; run as root,
+/etc/shadow too), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
+The process limit is not enforced for root. The command runs with no capabilities and
+`no_new_privs`, so setuid programs such as sudo gain nothing. What it costs: a program that writes
+to /tmp fails (point TMPDIR into the workspace), and one that reserves more than 1 GiB of address
+space at start (java, with its default heap) does not start.
 
 How others do it. Claude Code's sandbox runs each command under bubblewrap on Linux (mount and
 network namespaces; denied files covered by bind mounts, as here) and Seatbelt on macOS, and sends
