@@ -1,67 +1,717 @@
-"""PLACEHOLDER: kernel confinement for s06's command tool (the real module replaces this file).
+"""Kernel confinement for s06's command tool: a mistake of the gate is not a breach.
 
-This stand-in has the real module's API and runs commands UNCONFINED, as s06 did before: bounded
-in time, output and file size, in the workspace, with the environment it is given. ``probe()``
-reports confinement available unless AGENT_COURSE_NO_CONFINEMENT=1, so that the gate can be tested.
+The gate decides whether a command may run. This module decides what a command that runs can
+reach, and the Linux kernel enforces it, whatever the command turns out to do:
+
+- Files (Landlock): the system folders (/usr, /bin, /sbin, /lib*, /etc) and the Python that runs
+  the course can be read and executed, /dev/null, /dev/zero and /dev/urandom used; the workspace
+  can be read and written; nothing else can be touched: not /tmp, not $HOME, not the folder beside
+  the workspace, not /proc (where the harness's environment, API key included, can be read).
+- Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
+  is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
+  and writing it both fail; the rest of the workspace, new files included, stays writable.
+- Network (Landlock, ABI 4 and later): TCP connect and bind are refused. From ABI 6, the command
+  can neither signal a process outside its sandbox (the harness, for one) nor reach an abstract
+  unix socket made outside it.
+- Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core.
+- Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
+  ended, `setsid` and double forks included, and counted in `stragglers`.
+
+What it does not cover: UDP and other non-TCP sockets (a command can still send a DNS query),
+named unix sockets inside the workspace, reading the system folders (/etc/passwd; run as root,
+/etc/shadow too), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
+The process limit is not enforced for root. The command runs with no capabilities and
+`no_new_privs`, so setuid programs such as sudo gain nothing. What it costs: a program that writes
+to /tmp fails (point TMPDIR into the workspace), and one that reserves more than 1 GiB of address
+space at start (java, with its default heap) does not start.
+
+How others do it. Claude Code's sandbox runs each command under bubblewrap on Linux (mount and
+network namespaces; denied files covered by bind mounts, as here) and Seatbelt on macOS, and sends
+network traffic through a proxy that allows listed domains. Codex CLI used Landlock plus a seccomp
+filter that blocks network sockets on Linux, and Seatbelt on macOS; its current releases use
+bubblewrap for the files and keep seccomp. This module is smaller than either: no proxy, no seccomp,
+standard library only, so that a learner can read all of it. Where the machine cannot confine
+(macOS, Windows, a kernel before 6.7, no user namespaces), `probe()` says why and the gate asks a
+person before every command: fail closed.
+
+Sources: the kernel's Landlock documentation (https://docs.kernel.org/userspace-api/landlock.html,
+man landlock(7)); Claude Code's sandboxing page (https://code.claude.com/docs/en/sandboxing) and
+its sandbox-runtime (github.com/anthropic-experimental/sandbox-runtime); Codex's
+codex-rs/linux-sandbox/README.md (github.com/openai/codex).
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import functools
+import math
 import os
 import resource
+import select
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import time
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+
+LINUX = sys.platform.startswith("linux")
+GRACE_S = 5  # the harness waits this much longer than the timeout before it gives up on the supervisor
+MEMORY_LIMIT = 1 << 30  # address space: /bin/sh, grep and python3 start well under it (checked in the tests)
+OPEN_FILES_LIMIT = 512
+PROCESS_LIMIT = 64  # counted inside the command's own user namespace: the learner's other processes do not count
+OPT_OUT = "AGENT_COURSE_NO_CONFINEMENT"
+NOT_CONFINED = "commands are not confined, so none runs without a person"
+
+# Variables that make a shell (or every dynamically linked program) read and run a file or code the
+# command did not name: sh reads $ENV, bash reads $BASH_ENV and imports BASH_FUNC_* functions, and
+# SHELLOPTS=xtrace with PS4='$(...)' runs code; LD_PRELOAD and LD_AUDIT load a library into every program.
+STARTUP_VARIABLES = {"ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"}
+STARTUP_PREFIXES = ("BASH_FUNC_", "LD_")
 
 
 @dataclass(frozen=True)
 class Confinement:
     available: bool
-    reason: str  # one line for the trace
-
-
-@functools.lru_cache(maxsize=None)
-def _probe() -> Confinement:
-    return Confinement(True, "placeholder: commands are not really confined")
-
-
-def probe() -> Confinement:
-    if os.environ.get("AGENT_COURSE_NO_CONFINEMENT") == "1":
-        return Confinement(False, "AGENT_COURSE_NO_CONFINEMENT=1 turns confinement off")
-    return _probe()
+    reason: str  # one line for the trace: what confines commands here, or why nothing does
 
 
 @dataclass(frozen=True)
 class Finished:
-    exit_code: int | None
-    output: str
+    exit_code: int | None  # None when the command was killed at the timeout; -N when signal N ended the shell
+    output: str  # stdout+stderr, first `output_cap` bytes, decoded utf-8 with errors="replace"
     timed_out: bool
-    stragglers: int
+    stragglers: int  # processes the command left behind that were ended after it (at the timeout: all but the shell)
 
+
+class CommandNotStarted(RuntimeError):
+    """The command did not run: a step before it failed (a workspace that is gone, a confinement
+    that could not be set up). The message is one line that names the step."""
+
+
+# ---------------------------------------------------------------- what this machine can do
+
+def probe() -> Confinement:
+    """What confines commands here. The opt-out is read on every call; the machine is probed once."""
+    if os.environ.get(OPT_OUT) == "1":
+        return Confinement(False, f"{OPT_OUT}=1: {NOT_CONFINED}")
+    return _probe_machine()
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_machine() -> Confinement:
+    if not LINUX:
+        return Confinement(False, f"no Landlock on {sys.platform} (Linux only): {NOT_CONFINED}")
+    abi = landlock_abi()
+    if abi < 1:
+        return Confinement(False, f"no Landlock (a kernel before 5.13, or not enabled at boot): {NOT_CONFINED}")
+    if abi < 4:
+        return Confinement(False, f"Landlock ABI {abi} cannot refuse TCP (ABI 4, Linux 6.7): {NOT_CONFINED}")
+    failure = _self_test()
+    if failure:
+        return Confinement(False, f"{failure}: {NOT_CONFINED}")
+    scoped = ", signals and abstract sockets scoped" if abi >= 6 else ""
+    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), hidden files masked in a private mount "
+                             f"namespace, rlimits, leftovers ended")
+
+
+def _self_test() -> str:
+    """Run one real confined command; return what did not hold, or "" when everything did."""
+    with tempfile.TemporaryDirectory(prefix="confine-probe-") as folder:
+        workspace = Path(folder, "workspace")
+        workspace.mkdir()
+        (workspace / ".env").write_text("probe-secret\n")
+        Path(folder, "outside").write_text("probe-outside\n")
+        try:
+            finished = _run_supervised("cat .env ../outside; echo made > made; sleep 30 &", workspace,
+                                       hidden=[workspace / ".env"], timeout_s=5, output_cap=4096,
+                                       environment=_clean_environment(None, workspace), confine=True)
+        except (CommandNotStarted, OSError) as error:
+            return str(error)
+        if "probe-secret" in finished.output:
+            return "a hidden file stayed readable"
+        if "probe-outside" in finished.output:
+            return "a file outside the workspace stayed readable"
+        if not (workspace / "made").exists():
+            return "the workspace was not writable"
+        if finished.stragglers != 1:
+            return "a background process was not ended after the command"
+    return ""
+
+
+# ---------------------------------------------------------------- running a command
 
 def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), timeout_s: float = 5,
                  output_cap: int = 20_000, environment: Mapping[str, str] | None = None) -> Finished:
-    def limit_file_size():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (output_cap * 50, output_cap * 50))
+    """Run `/bin/sh -c command` in the workspace, confined when probe() says it can be.
 
+    When it cannot, the command still runs (a person approved it), with the limits and the cleanup
+    that do work here. `environment=None` means a minimal one: PATH, LANG, LC_ALL and HOME=workspace.
+    A `hidden` path (absolute, or relative to the workspace) that does not exist has nothing to hide.
+    Raises CommandNotStarted, with one line naming the step, when the command could not be started.
+    """
+    workspace = Path(workspace).resolve()
+    clean = _clean_environment(environment, workspace)
+    if not LINUX:
+        return _run_plain(command, workspace, timeout_s, output_cap, clean)
+    return _run_supervised(command, workspace, hidden=hidden, timeout_s=timeout_s, output_cap=output_cap,
+                           environment=clean, confine=probe().available)
+
+
+def _clean_environment(environment: Mapping[str, str] | None, workspace: Path) -> dict[str, str]:
+    if environment is None:
+        environment = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
+        environment["HOME"] = str(workspace)
+    return {name: value for name, value in environment.items()
+            if name not in STARTUP_VARIABLES and not name.startswith(STARTUP_PREFIXES)}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything the two forked processes need, worked out before the fork (no imports after it)."""
+    command: str
+    workspace: Path
+    environment: dict[str, str]
+    timeout_s: float
+    file_size_limit: int
+    confine: bool
+    hidden: tuple[tuple[str, str], ...] = ()  # (path to cover, empty stand-in to cover it with)
+    grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
+    abi: int = 0
+
+
+def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine) -> Finished:
+    """Fork a supervisor; it runs the command in a child of its own and ends whatever is left after it.
+
+       harness ── fork ──> supervisor (subreaper: orphans come back to it)
+                               └── fork ──> namespaces, limits, Landlock ──> exec /bin/sh -c COMMAND
+    """
+    abi = landlock_abi() if confine else 0
+    plan = _Plan(command, Path(workspace), dict(environment), timeout_s, output_cap * 50, confine,
+                 hidden=_stand_ins(hidden, workspace) if confine else (),
+                 grants=_grants(Path(workspace), abi) if confine else (), abi=abi)
+    with tempfile.TemporaryFile() as output:  # a file, not a pipe: a leftover holding stdout cannot hang us
+        report_read, report_write = os.pipe()
+        with warnings.catch_warnings():
+            # Python 3.12 warns on fork() in a threaded process (a notebook kernel): a lock held by
+            # another thread stays held in the child. Ours takes none: every module is imported
+            # already, and the children only make system calls until exec or os._exit.
+            warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks", DeprecationWarning)
+            supervisor = os.fork()
+        if supervisor == 0:  # the supervisor never returns into the caller's code
+            os.close(report_read)
+            _supervise(plan, output.fileno(), report_write)
+        os.close(report_write)
+        try:
+            report = _read_report(report_read, timeout_s + GRACE_S)
+        except BaseException:
+            _stop_supervisor(supervisor)
+            raise
+        finally:
+            os.close(report_read)
+        os.waitpid(supervisor, 0)
+        output.seek(0)
+        text = output.read(output_cap).decode("utf-8", errors="replace")
+    kind, code, timed_out, stragglers, message = report.split("\t", 4)
+    if kind != "done":
+        raise CommandNotStarted(f"the command did not start: {message}")
+    return Finished(None if code == "-" else int(code), text, timed_out == "1", int(stragglers))
+
+
+def _read_report(fd: int, limit_s: float) -> str:
+    chunks, deadline = [], time.monotonic() + limit_s
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise CommandNotStarted(f"the supervisor did not report within {limit_s:.0f} s, so it was stopped")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return b"".join(chunks).decode("utf-8", errors="replace") or "error\t-\t0\t0\tthe supervisor died"
+        chunks.append(chunk)
+
+
+def _stop_supervisor(pid: int) -> None:
+    """Ctrl-C or an error in the harness: the supervisor ends the command's processes, then itself."""
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def _run_plain(command, workspace, timeout_s, output_cap, environment) -> Finished:
+    """Not Linux: no subreaper and no /proc, so the cleanup is the process group (setsid escapes it)."""
     with tempfile.TemporaryFile() as output:
-        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=dict(environment or {}),
+        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=environment,
                                    stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True, preexec_fn=limit_file_size)
-        timed_out = False
+                                   start_new_session=True,
+                                   preexec_fn=lambda: _set_limits(output_cap * 50, timeout_s, False, strict=False))
         try:
-            code = process.wait(timeout=timeout_s)
+            code, timed_out = process.wait(timeout=timeout_s), False
         except subprocess.TimeoutExpired:
-            timed_out, code = True, None
+            code, timed_out = None, True
         try:
-            os.killpg(process.pid, signal.SIGKILL)  # the whole group, every time: no survivors
-        except ProcessLookupError:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
         process.wait()
         output.seek(0)
         text = output.read(output_cap).decode("utf-8", errors="replace")
-    return Finished(exit_code=code, output=text, timed_out=timed_out, stragglers=0)
+    return Finished(code, text, timed_out, 0)
+
+
+# ---------------------------------------------------------------- the supervisor (a forked process)
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum, frame):
+    raise _Stop()
+
+
+def _supervise(plan: _Plan, output_fd: int, report_fd: int) -> None:
+    """Run the command, wait for it (or the timeout), end every process left, report, exit."""
+    report, command_pid = "error\t-\t0\t0\tthe supervisor failed", -1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the harness; it tells us with SIGTERM
+        signal.signal(signal.SIGTERM, _raise_stop)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the harness died: clean up anyway
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # every orphan in the command's tree is re-parented to us
+        setup_read, setup_write = os.pipe()  # close-on-exec: EOF without a word means exec worked
+        command_pid = os.fork()
+        if command_pid == 0:
+            _command(plan, output_fd, setup_write)
+        os.close(setup_write)
+        failure = _read_all(setup_read)
+        if failure:
+            os.waitpid(command_pid, 0)
+            report = f"error\t-\t0\t0\t{failure}"
+        else:
+            code = _wait(command_pid, plan.timeout_s)
+            stragglers = _end_descendants(spare_from_count=command_pid)
+            report = f"done\t{'-' if code is None else code}\t{int(code is None)}\t{stragglers}\t"
+    except BaseException as error:  # _Stop included: end what was started, then say so
+        report = f"error\t-\t0\t0\tthe supervisor stopped: {type(error).__name__} {error}".replace("\n", " ")
+        try:
+            _end_descendants(spare_from_count=command_pid)
+        except BaseException:
+            pass
+    finally:
+        try:
+            os.write(report_fd, report.encode())
+        finally:
+            os._exit(0)
+
+
+def _read_all(fd: int) -> str:
+    data = b""
+    while chunk := os.read(fd, 4096):
+        data += chunk
+    os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The shell's exit code, or None at the timeout (the caller then ends it with the rest)."""
+    try:
+        handle = os.pidfd_open(pid)  # Linux 5.3: a file descriptor that becomes readable when pid exits
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        ready, _, _ = select.select([handle], [], [], timeout_s)
+        os.close(handle)
+        if not ready:
+            return None
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.005)
+    return None
+
+
+def _end_descendants(spare_from_count: int) -> int:
+    """SIGKILL every descendant until none is left; return how many were alive (the shell not counted).
+
+    A subreaper only learns of its descendants through /proc: this kernel has no
+    /proc/PID/task/TID/children, so we read every process's parent from /proc/PID/stat. A process
+    that forks while we kill is found on the next round; the loop ends when we have no child at all.
+    """
+    ended: set[int] = set()
+    me = os.getpid()
+    while True:
+        found = _descendants(me)
+        family = set(found) | {me}
+        for pid, state in found.items():
+            if state != "Z" and pid != spare_from_count:
+                ended.add(pid)
+            _kill(pid, family)
+        try:
+            if found:
+                os.waitpid(-1, 0)  # one of them is dying: wait for it,
+            while os.waitpid(-1, os.WNOHANG)[0]:  # then reap every other that already died
+                pass
+        except ChildProcessError:  # no child left at all
+            return len(ended)
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """pid -> state letter of every process below root."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            parent, state = _parent_and_state(int(name))
+            if parent:
+                children.setdefault(parent, []).append((int(name), state))
+    found, frontier = {}, [root]
+    while frontier:
+        for pid, state in children.get(frontier.pop(), ()):
+            found[pid] = state
+            frontier.append(pid)
+    return found
+
+
+def _parent_and_state(pid: int) -> tuple[int, str]:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    except OSError:
+        return 0, ""
+    return int(fields[1]), fields[0].decode()
+
+
+def _kill(pid: int, family: set[int]) -> None:
+    """SIGKILL pid through a pidfd, after checking it is still in the family: a pid that died and was
+    reused by an unrelated process between our reading of /proc and now is left alone."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        handle = None
+    try:
+        if _parent_and_state(pid)[0] in family:
+            if handle is None:
+                os.kill(pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    finally:
+        if handle is not None:
+            os.close(handle)
+
+
+# ---------------------------------------------------------------- the command (a forked process)
+
+def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
+    """Confine this process step by step, then become /bin/sh. A failed step is reported, never skipped."""
+    step = "start"
+    try:
+        os.setsid()  # no controlling terminal: nothing to inject keystrokes into
+        for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(number, signal.SIG_DFL)  # Python ignores SIGPIPE and SIGXFSZ; exec would keep that
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        step = "cannot enter the workspace"
+        os.chdir(plan.workspace)
+        if plan.confine:
+            step = "cannot create a user and mount namespace (unprivileged user namespaces disabled?)"
+            _enter_namespaces()
+            step = "cannot mask hidden paths with bind mounts"
+            _mask(plan.hidden)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor died: so does the shell (set after
+        # the user namespace, whose new credentials clear it)
+        step = "cannot set resource limits"
+        _set_limits(plan.file_size_limit, plan.timeout_s, in_own_user_namespace=plan.confine)
+        _close_inherited_files(keep={0, 1, 2, setup_fd})
+        if plan.confine:
+            step = "cannot drop capabilities"
+            _drop_capabilities()
+            step = "cannot set no_new_privs"
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)  # required by landlock_restrict_self without CAP_SYS_ADMIN
+            step = "cannot apply Landlock"
+            _restrict_with_landlock(plan.grants, plan.abi)
+        step = "cannot run /bin/sh"
+        os.execve("/bin/sh", ["/bin/sh", "-c", plan.command], plan.environment)
+    except BaseException as error:
+        os.write(setup_fd, f"{step}: {error}".replace("\n", " ").encode())
+    finally:
+        os._exit(127)
+
+
+def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool, strict: bool = True) -> None:
+    """Lower the limits of this process (and so of the command). Not strict: skip a limit this OS refuses."""
+    cpu = math.ceil(timeout_s) + 1
+    limits = [(resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, cpu),
+              (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT)]
+    if hasattr(resource, "RLIMIT_AS"):
+        limits.append((resource.RLIMIT_AS, MEMORY_LIMIT))
+    if in_own_user_namespace:
+        # RLIMIT_NPROC counts every process of the user, so outside a user namespace of its own a
+        # learner with a desktop open would hit it at once. Inside one (created before this limit is
+        # lowered) only the command's own processes count. Not enforced for root (uid 0 is exempt).
+        limits.append((resource.RLIMIT_NPROC, PROCESS_LIMIT))
+    for which, value in limits:
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (OSError, ValueError):
+            if strict:
+                raise
+
+
+def _close_inherited_files(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):  # before Landlock, which hides /proc
+        if int(name) not in keep:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------- hidden paths: a private mount namespace
+
+# Landlock can only grant: a rule on the workspace covers everything beneath it, and no rule can take
+# `.env` back out. Per-entry rules (one per name at the workspace root, none for .env) would hide it,
+# but a file created at the root during the call would have no rule and be unreachable, and a new
+# folder would need rules we cannot add after the fact. So, as Claude Code's sandbox does with
+# bubblewrap for denied reads (a read-only /dev/null over a file, an empty tmpfs over a folder), the
+# command gets a private mount namespace in which each hidden path is covered by a stand-in. Ours is
+# an empty file or folder of mode 000, mounted read-only: with no capability left to override the
+# mode, reading fails ("Permission denied", clearer to a model than an empty file) and so does
+# writing; read-only, it cannot be chmod-ed back. The real file is untouched and only the command's
+# namespace sees the stand-in. A user namespace makes this possible without root (we map our own uid
+# to itself, so files keep their owner); Landlock then forbids umount, so it cannot be undone.
+# Checked here both as root and as an unprivileged user (tests/test_confine.py runs both).
+
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 16384, 1 << 18, 1 << 21
+# A read-only remount inside a user namespace must keep the locked flags of the mount it came from.
+KEPT_FLAGS = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_NOEXEC,
+              os.ST_NOATIME: MS_NOATIME, os.ST_NODIRATIME: MS_NODIRATIME,
+              getattr(os, "ST_RELATIME", 4096): MS_RELATIME} if LINUX else {}
+
+
+def _stand_ins(hidden: Sequence[Path], workspace: Path) -> tuple[tuple[str, str], ...]:
+    """(existing hidden path, stand-in): a path that does not exist has nothing to hide."""
+    empty_file, empty_folder = _empty_stand_ins()
+    pairs = []
+    for path in hidden:
+        path = (workspace / path).resolve()  # relative to the workspace; a symbolic link: hide its target
+        if path.is_dir():
+            pairs.append((str(path), empty_folder))
+        elif path.exists():
+            pairs.append((str(path), empty_file))
+    return tuple(pairs)
+
+
+def _empty_stand_ins() -> tuple[str, str]:
+    folder = _stand_in_folder()
+    if not os.path.isdir(folder):  # someone cleaned the temporary folder under us
+        _stand_in_folder.cache_clear()
+        folder = _stand_in_folder()
+    return os.path.join(folder, "empty-file"), os.path.join(folder, "empty-folder")
+
+
+@functools.lru_cache(maxsize=None)
+def _stand_in_folder() -> str:
+    folder = tempfile.mkdtemp(prefix="confine-stand-ins-")
+    Path(folder, "empty-file").touch(mode=0o000)
+    os.mkdir(os.path.join(folder, "empty-folder"), mode=0o000)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def _enter_namespaces() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as mapping:
+            mapping.write(text)
+    # Our mounts must not propagate back to the machine's namespace.
+    _check(_libc().mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+
+
+def _mask(pairs: Sequence[tuple[str, str]]) -> None:
+    for target, stand_in in pairs:
+        _check(_libc().mount(stand_in.encode(), target.encode(), None, MS_BIND, None), f"bind over {target}")
+        kept = sum(flag for bit, flag in KEPT_FLAGS.items() if os.statvfs(stand_in).f_flag & bit)
+        _check(_libc().mount(None, target.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None),
+               f"read-only {target}")
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding set, so that /bin/sh starts with no capability even as uid 0."""
+    with open("/proc/sys/kernel/cap_last_cap") as last:
+        for capability in range(int(last.read()) + 1):
+            _prctl(PR_CAPBSET_DROP, capability)
+
+
+# ---------------------------------------------------------------- Landlock (ctypes, no package)
+
+# Syscall numbers 444-446 are the same on every architecture but alpha (uapi asm-generic/unistd.h).
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION, RULE_PATH_BENEATH = 1, 1
+# Access rights, in the order of include/uapi/linux/landlock.h and landlock(7).
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
+MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3 and 5
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+READ_AND_RUN = EXECUTE | READ_FILE | READ_DIR
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+DEVICES = {"/dev/null": READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV, "/dev/zero": READ_FILE | WRITE_FILE | IOCTL_DEV,
+           "/dev/urandom": READ_FILE, "/dev/random": READ_FILE}
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1  # __attribute__((packed)) in the kernel header
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version of the running kernel, or 0 when there is none (or not Linux)."""
+    if not LINUX:
+        return 0
+    version = _libc().syscall(ctypes.c_long(SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
+                              ctypes.c_uint32(CREATE_RULESET_VERSION))
+    return max(version, 0)
+
+
+def _handled_files(abi: int) -> int:
+    """Only the rights this ABI knows: asking for a newer one makes landlock_create_ruleset fail."""
+    rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM, ABI 1
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    if abi >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+def _grants(workspace: Path, abi: int) -> tuple[tuple[str, int], ...]:
+    """What the command may reach: system folders and the course's Python read-only, the workspace fully.
+
+    The Python prefixes (the venv and the interpreter it was made from) are granted so that an approved
+    `python3 script.py` finds its standard library and packages; they hold code, not data. A prefix
+    that contains the workspace would open its neighbours too, so it is left out.
+    """
+    grants = [(folder, READ_AND_RUN) for folder in SYSTEM_FOLDERS]
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        if prefix != "/" and not workspace.is_relative_to(Path(prefix).resolve()):
+            grants.append((prefix, READ_AND_RUN))
+    grants += DEVICES.items()
+    grants.append((str(workspace), _handled_files(abi)))
+    return tuple(grants)
+
+
+def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None:
+    handled = _handled_files(abi)
+    attr = _RulesetAttr(handled_access_fs=handled,
+                        # handled with no rule: every TCP bind and connect is refused
+                        handled_access_net=NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
+                        scoped=SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
+    size = ctypes.sizeof(attr) if abi >= 6 else 16 if abi >= 4 else 8  # older kernels know a shorter struct
+    libc = _libc()
+    ruleset = libc.syscall(ctypes.c_long(SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    _check(ruleset, "landlock_create_ruleset")
+    try:
+        for path, rights in grants:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:  # /lib32 and friends exist on some systems only
+                continue
+            try:
+                rule = _PathBeneathAttr(allowed_access=rights & handled, parent_fd=fd)
+                _check(libc.syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_int(ruleset),
+                                    ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
+                       f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(libc.syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+               "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+# ---------------------------------------------------------------- libc
+
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 24, 36, 38
+
+
+@functools.lru_cache(maxsize=None)
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                         ctypes.c_ulong(0)), f"prctl {option}")
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+    return result
+
+
+# ---------------------------------------------------------------- python s06/confine.py --bench
+
+def _bench(runs: int = 50) -> None:
+    """Median wall time of a call: confined, then our supervisor alone (the opt-out), then plain sh -c."""
+    print(probe().reason)
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        for name in ("a.txt", "b.txt", "c.txt"):
+            (workspace / name).write_text(name)
+        for command in ("true", "ls -l"):
+            confined = _median(lambda: run_confined(command, workspace), runs)
+            os.environ[OPT_OUT] = "1"
+            supervised = _median(lambda: run_confined(command, workspace), runs)
+            del os.environ[OPT_OUT]
+            plain = _median(lambda: subprocess.run(["/bin/sh", "-c", command], cwd=workspace,
+                                                   stdout=subprocess.DEVNULL, check=False), runs)
+            print(f"{command:6}  confined {confined * 1000:5.1f} ms   supervisor only {supervised * 1000:5.1f} ms"
+                  f"   plain sh -c {plain * 1000:4.1f} ms   confined/plain {confined / plain:4.1f}x"
+                  f"   (median of {runs})")
+
+
+def _median(action, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--bench"]:
+        _bench()
+    else:
+        print("usage: python s06/confine.py --bench")
+        print(probe().reason)
