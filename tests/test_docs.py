@@ -115,17 +115,18 @@ def answers(text: str) -> list[tuple[str, int, int, int]]:
             re.findall(r"answer \((\w+), (\d+) turns?, (\d+) input \+ (\d+) output tokens\)", text)]
 
 
-def section(stage: str, name: str) -> list[str]:
-    """The lines of a snippet section of a stage file, markers excluded."""
-    source = (ROOT / stage / "agent.py").read_text(encoding="utf-8")
+def section(stage: str, name: str, module: str = "agent.py") -> list[str]:
+    """The lines of a snippet section of a stage's module, markers excluded."""
+    source = (ROOT / stage / module).read_text(encoding="utf-8")
     match = re.search(rf"# --8<-- \[start:{name}\]\n(.*?)# --8<-- \[end:{name}\]", source, re.S)
-    assert match, f"{stage}/agent.py has no section {name!r}"
+    assert match, f"{stage}/{module} has no section {name!r}"
     return match.group(1).splitlines()
 
 
-def included_sections(chapter: str) -> list[tuple[str, str]]:
+def included_sections(chapter: str) -> list[tuple[str, str, str]]:
+    """(stage, module, section) of every code include of a chapter, e.g. ("s06", "gate.py", "parse")."""
     markdown = (DOCS / f"{chapter}.md").read_text(encoding="utf-8")
-    return re.findall(r'^--8<-- "(s\d\d)/agent\.py:([\w-]+)"$', markdown, re.M)
+    return re.findall(r'^--8<-- "(s\d\d)/(\w+\.py):([\w-]+)"$', markdown, re.M)
 
 
 # ---------------------------------------------------------------- the build
@@ -166,9 +167,9 @@ def test_a_chapter_includes_its_stage_code(site, stage):
     sections = included_sections(chapter)
     assert sections, f"{chapter}.md includes no code from {stage}/agent.py"
     text = page_text(site, chapter)
-    for source_stage, name in sections:
-        for line in section(source_stage, name):
-            assert line.rstrip() in text, f"{chapter}: line of {source_stage}:{name} missing: {line!r}"
+    for source_stage, module, name in sections:
+        for line in section(source_stage, name, module):
+            assert line.rstrip() in text, f"{chapter}: line of {source_stage}/{module}:{name} missing: {line!r}"
 
 
 @pytest.mark.parametrize("stage", sorted(CHAPTERS))
@@ -177,10 +178,11 @@ def test_a_chapter_shows_each_exercise_as_its_stub_and_folds_its_solution_after_
 
     raw = (site / CHAPTERS[stage] / "index.html").read_text(encoding="utf-8")
     article = raw[raw.index("<article"):raw.index("</article>")]
-    shown = {name for _, name in included_sections(CHAPTERS[stage])}
-    source = (ROOT / stage / "agent.py").read_text(encoding="utf-8").splitlines()
+    shown = {(module, name) for _, module, name in included_sections(CHAPTERS[stage])}
     for region in exercises.stage_regions(stage):
-        if not any(source[region.start - 1] in section(stage, name) for name in shown):
+        source = (ROOT / stage / region.file).read_text(encoding="utf-8").splitlines()
+        if not any(source[region.start - 1] in section(stage, name, module)
+                   for module, name in shown if module == region.file):
             continue  # the chapter does not include the code around this exercise
         folded = re.search(rf'<details class="success">\s*<summary>Exercise {region.number}, '
                            rf'{re.escape(html.escape(region.title, quote=False))}: a reference solution.*?</details>',

@@ -170,7 +170,7 @@ def on_files(files, config):
 
 SNIPPET_FENCE = re.compile(
     r'^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>python\b[^\n]*)\n'
-    r'(?P=indent)--8<-- "(?P<stage>s\d\d)/agent\.py:(?P<section>[\w-]+)"\n'
+    r'(?P=indent)--8<-- "(?P<stage>s\d\d)/(?P<module>\w+\.py):(?P<section>[\w-]+)"\n'
     r'(?P=indent)(?P=fence)[ \t]*$', re.M)
 SECTION_MARKER = re.compile(r"^[ \t]*# --8<-- \[(?:start|end):[\w-]+\][ \t]*$")
 
@@ -179,20 +179,21 @@ def show_exercises_as_stubs(markdown: str, where: str = "<page>") -> str:
     """Each included section that holds exercises: shown stubbed, each solution folded away after it."""
     def replace(match: re.Match) -> str:
         try:
-            return stubbed_section(match["stage"], match["section"], match["fence"], match["info"], match["indent"])
+            return stubbed_section(match["stage"], match["section"], match["fence"], match["info"], match["indent"],
+                                   module=match["module"])
         except PluginError as error:
             raise PluginError(f"{where}: {error}") from None
     return SNIPPET_FENCE.sub(replace, markdown)
 
 
-def stubbed_section(stage: str, name: str, fence: str, info: str, indent: str) -> str:
+def stubbed_section(stage: str, name: str, fence: str, info: str, indent: str, module: str = "agent.py") -> str:
     exercises = support_module("course.exercises", "a chapter's exercises")
-    source = stage_file(stage).read_text(encoding="utf-8")
-    regions = exercises.find_regions(source, f"{stage}/agent.py")
+    source = stage_file(stage, module).read_text(encoding="utf-8")
+    regions = exercises.find_regions(source, f"{stage}/{module}")
     lines = source.splitlines(keepends=True)
-    start, end = section_bounds(lines, stage, name)
+    start, end = section_bounds(lines, f"{stage}/{module}", name)
     inside = [region for region in regions if start < region.start and region.end < end]
-    original = f'{indent}{fence}{info}\n{indent}--8<-- "{stage}/agent.py:{name}"\n{indent}{fence}'
+    original = f'{indent}{fence}{info}\n{indent}--8<-- "{stage}/{module}:{name}"\n{indent}{fence}'
     if not inside:
         return original  # pymdownx.snippets includes it as it is
     stubbed = exercises.stub_out("".join(lines[:end]), inside, stage).splitlines(keepends=True)
@@ -209,12 +210,12 @@ def stubbed_section(stage: str, name: str, fence: str, info: str, indent: str) -
                      for block in blocks).rstrip("\n")
 
 
-def section_bounds(lines: list[str], stage: str, name: str) -> tuple[int, int]:
+def section_bounds(lines: list[str], where: str, name: str) -> tuple[int, int]:
     """The 1-based lines of a section's start and end markers."""
     marks = {kind: number for number, line in enumerate(lines, start=1)
              for kind in ("start", "end") if line.strip() == f"# --8<-- [{kind}:{name}]"}
     if set(marks) != {"start", "end"} or marks["start"] > marks["end"]:
-        raise PluginError(f"{stage}/agent.py has no section {name!r} (# --8<-- [start:{name}] ... [end:{name}])")
+        raise PluginError(f"{where} has no section {name!r} (# --8<-- [start:{name}] ... [end:{name}])")
     return marks["start"], marks["end"]
 
 
@@ -395,12 +396,12 @@ def escape_snippet_notation(line: str) -> str:
 
 # ---------------------------------------------------------------- generators
 
-def stage_file(stage: str) -> Path:
+def stage_file(stage: str, module: str = "agent.py") -> Path:
     if not STAGE.match(stage):
         raise PluginError(f"a stage is named sNN (e.g. s01), got {stage!r}")
-    path = ROOT / stage / "agent.py"
+    path = ROOT / stage / module
     if not path.is_file():
-        raise PluginError(f"{stage}/agent.py does not exist")
+        raise PluginError(f"{stage}/{module} does not exist")
     return path
 
 
