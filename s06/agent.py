@@ -600,22 +600,22 @@ def ask_on_terminal(tool: str, arguments: dict, why: str) -> tuple[str, str]:
 
 
 # --8<-- [start:ask]
-def ask(client, model: str, messages: list) -> object:
+def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
     return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 
-def assistant_message(reply) -> dict:
+def assistant_message(reply: anthropic.types.Message) -> dict:
     """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
-def tool_calls(reply) -> list:
+def tool_calls(reply: anthropic.types.Message) -> list:
     return [block for block in reply.content if block.type == "tool_use"]
 
 
-def text_of(reply) -> str:
+def text_of(reply: anthropic.types.Message) -> str:
     return "".join(block.text for block in reply.content if block.type == "text")
 # --8<-- [end:ask]
 
@@ -679,7 +679,7 @@ class RunResult:
 
 
 # --8<-- [start:turn]
-def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
+def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
     limit = limit_reached(state, limits)
     if limit:
@@ -714,7 +714,7 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
     return checked_carry_on(state, limits, reply, "tool_results_written", trace)
 
 
-def checked_carry_on(state: LoopState, limits: Limits, reply, reason: Transition, trace) -> bool:
+def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
     """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
     stuck = no_progress(state.messages, limits)
     if stuck:
@@ -795,7 +795,7 @@ def add_usage(total: dict, usage) -> None:
 
 
 # --8<-- [start:prune]
-def prune(state: LoopState, client, model: str, trace) -> None:
+def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> None:
     """Before each call: mask old tool results; if the prompt is still too big, summarise old turns."""
     masked = mask_old_results(state.messages, KEEP_RESULTS)
     if masked:
@@ -831,7 +831,7 @@ def estimate_prompt_tokens(messages: list) -> int:
     return math.ceil(len(sent.encode("utf-8")) / 4)
 
 
-def summarise_old_turns(state: LoopState, client, model: str) -> bool:
+def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: str) -> bool:
     """Fold every turn but the last KEEP_TURNS into a summary the model writes; True if it did."""
     messages = state.messages
     turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
