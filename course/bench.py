@@ -35,7 +35,7 @@ from .cli import as_dict
 from .client import make_client
 from .guard import capped
 from .models import CourseError
-from .offline.flood import COUNT_TASK, error_total, logs
+from .offline import FLOOD_TASK, flood_error_total, write_flood_logs
 from .svgplot import line_chart
 from .workspace import SAMPLE, snapshot
 from .ladder import load_stage
@@ -76,13 +76,13 @@ def bench_stage(stage: str, turns: int) -> dict:
     agent = load_stage(stage)
     with tempfile.TemporaryDirectory(prefix="agent-course-bench-") as folder:
         workspace = Path(shutil.copytree(SAMPLE, Path(folder) / "workspace"))
-        logs(workspace, files)
-        truth = error_total(snapshot(workspace))
+        write_flood_logs(workspace, files)
+        truth = flood_error_total(snapshot(workspace))
         client = capped(make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000), 3 * turns + 50)
         accepted = inspect.signature(agent.run).parameters
         options = {name: value for name, value in dict(LIMITS, runs_log=False).items() if name in accepted}
         started = time.perf_counter()
-        result = as_dict(agent.run(COUNT_TASK, client=client, model=model, workspace=workspace, **options))
+        result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))
         wall = time.perf_counter() - started
     per_call = [usage.input_tokens for usage in client.usages]
     cumulative, total = [], 0
@@ -117,7 +117,7 @@ def run_token_bench(turns: int = DEFAULT_TURNS, stages=STAGES) -> dict:
     ratio = s05["input_tokens"] / s04["input_tokens"] if s04 and s05 and s04["input_tokens"] else None
     return {
         "benchmark": "tokens",
-        "task": COUNT_TASK,
+        "task": FLOOD_TASK,
         "model": f"offline-flood-{turns - TURNS_AROUND_THE_READS}",
         "turns": turns,
         "log_files": turns - TURNS_AROUND_THE_READS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.__main__ import main
 from course.offline import tokens
 from course.offline.long_tasks import VERBOSE_REASONING_TOKENS, reasoning_paragraph

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import validate_request
 
 s05 = load_stage("s05")

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import course
-from course.offline.behaviours import behaviour_for, known_models
+from course.offline import behaviour_for, known_models
 from course.offline.reckless import reckless
 
 TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"

@@ -9,9 +9,8 @@ import pytest
 from anthropic.types import ToolUseBlock
 
 import course
-from conftest import load_stage
+from helpers import REPORT_TASK, load_stage
 
-REPORT_TASK = "List the files and write their count and names to report.txt"
 TOTAL_TASK = "Read sample.txt and compute the total price"
 RESULT_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace", "messages"}
 

@@ -7,10 +7,8 @@ import json
 import pytest
 
 import course
-from conftest import load_stage
-from course.offline import validate_request
+from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage
 
-REPORT = "List the files and write their count and names to report.txt"
 
 
 def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):
@@ -18,10 +16,6 @@ def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):
     client = course.capped(course.make_client(model), cap)
     result = load_stage("s03").run(task, client=client, model=model, workspace=workspace, **limits)
     return result, client
-
-
-def assert_valid_history(messages):
-    validate_request({"model": "offline", "max_tokens": 10, "messages": messages})
 
 
 def test_a_natural_end_is_end_turn(workspace):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import validate_request
 from course.offline.flood import COUNT_TASK, error_total, logs
 from course.scenarios import scenario_named

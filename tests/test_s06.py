@@ -19,7 +19,7 @@ import time
 import pytest
 
 import course
-from conftest import load_stage, scripted_client
+from helpers import DONE, load_stage, results_in, scripted_client
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
 
@@ -49,12 +49,6 @@ def one_call(name: str, number: int = 1, **arguments) -> list[dict]:
             {"type": "tool_use", "id": f"toolu_scripted_{number}", "name": name, "input": arguments}]
 
 
-DONE = [{"type": "text", "text": "Done."}]
-
-
-def results_in(messages: list) -> list[dict]:
-    return [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
 
 
 def refusal(block: dict, kind: str = "denied") -> dict:

@@ -4,6 +4,8 @@ A page asks for generated content with a placeholder on a line of its own (inden
 so a placeholder works inside a content tab or an admonition):
 
 * ``<!-- diff sNN sMM -->``: a ``diff`` block, the unified diff of ``sNN/agent.py`` to ``sMM/agent.py``.
+* ``<!-- changes sNN -->``: a table of the definitions stage ``sNN`` changes, adds or removes, and
+  why, from ``course/changes.py`` (which ``tests/test_copy_forward.py`` checks against the code).
 * ``<!-- trace sNN "TASK" [OPTION=VALUE ...] -->``: a ``text`` block with the trace of a real run
   of stage ``sNN`` on TASK, followed by the answer lines the command line prints. The run uses a
   fresh sample workspace, whose path is shown as ``<workspace>``, and a client capped at a number
@@ -84,7 +86,7 @@ from mkdocs.exceptions import PluginError
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
 
-KINDS = ("diff", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
+KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
          "exercises", "bench")
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>" + "|".join(KINDS) + r")\b(?P<arguments>.*?)-->[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
@@ -157,6 +159,8 @@ def generate(kind: str, arguments: str) -> str:
         if len(stages) != 2:
             raise PluginError(f"expected <!-- diff sNN sMM -->, got arguments {arguments!r}")
         return fenced("diff", stage_diff(*stages))
+    if kind == "changes":
+        return declared_changes(arguments) + "\n\n"
     if kind == "trace":
         stage, task, options = parse_run_arguments(arguments, kind)
         return fenced("text", trace(stage, task, **options))
@@ -310,6 +314,16 @@ def stage_diff(old: str, new: str) -> str:
     after = stage_file(new).read_text(encoding="utf-8").splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, fromfile=f"{old}/agent.py", tofile=f"{new}/agent.py")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def declared_changes(stage: str) -> str:
+    """The stage's row of course/changes.py as a table: what changed, was added or removed, and why."""
+    table = support_module("course.changes", "<!-- changes -->")
+    row = table.CHANGES.get(stage)
+    if not row:
+        raise PluginError(f"expected <!-- changes sNN --> with a stage listed in course/changes.py, got {stage!r}")
+    rows = [[f"`{name}`", kind, inline_html(why)] for kind in table.KINDS for name, why in row.get(kind, {}).items()]
+    return markdown_table(["definition", "change", "why"], rows, align="lll")
 
 
 def stage_module(stage: str):
