@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from course.changes import CHANGES, KINDS
+from helpers import load_hook
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
@@ -83,6 +84,17 @@ def test_every_stage_after_the_first_has_a_row_and_every_row_a_stage():
         for kind, lines in kinds.items():
             for name, why in lines.items():
                 assert why.strip() and "\n" not in why, f"{stage}: {name} ({kind}) needs one line saying why"
+
+
+def test_each_chapter_shows_its_row_of_the_table_as_what_changed():
+    hook = load_hook()
+    for stage, kinds in CHANGES.items():
+        [chapter] = (ROOT / "docs").glob(f"{stage}-*.md")
+        assert f"<!-- changes {stage} -->" in chapter.read_text(encoding="utf-8"), chapter.name
+        table = hook.generate("changes", stage)
+        for kind, lines in kinds.items():
+            for name, why in lines.items():
+                assert f"| `{name}` | {kind} | {hook.inline_html(why)} |" in table
 
 
 def test_a_change_in_one_stage_only_is_caught():
