@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAGE ?= s06
 TASK ?= List the files and write their count and names to report.txt
+TEST_PROCESSES ?= 2
 
 .PHONY: demo test docs install clean
 
@@ -19,8 +20,9 @@ $(BIN)/.installed: pyproject.toml
 demo: $(BIN)/.installed
 	$(BIN)/python $(STAGE)/agent.py "$(TASK)"
 
+# Two test processes (pytest-xdist); tests sharing a module fixture stay together (see tests/conftest.py).
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
 
 docs: $(BIN)/.installed
 	$(BIN)/python -m mkdocs serve

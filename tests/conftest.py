@@ -6,9 +6,12 @@ import os
 import socket
 import tempfile
 
+from pathlib import Path
+
 import pytest
 
 import course
+from helpers import load_stage
 
 # Tests marked `live` talk to a real API; everything else must run with the network blocked.
 LIVE_KEY = os.environ.get("ANTHROPIC_API_KEY")
@@ -25,9 +28,20 @@ def _loopback_only(sock, address):
 
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="live test: set ANTHROPIC_API_KEY to run it")
+    in_parallel = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "live" in item.keywords and not LIVE_KEY:
             item.add_marker(skip)
+        if in_parallel and uses_a_module_fixture(item):
+            # `make test` runs pytest-xdist with --dist loadgroup: tests sharing a module fixture (a site
+            # build, the graded exercises, the ladder) stay on one worker, so it is built once; the rest spread.
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def uses_a_module_fixture(item) -> bool:
+    fixtures = getattr(item, "_fixtureinfo", None)
+    return fixtures is not None and any(definition.scope == "module" for definitions in fixtures.name2fixturedefs.values()
+                                        for definition in definitions)
 
 
 @pytest.fixture(autouse=True)
@@ -51,3 +65,17 @@ def offline_environment(request, monkeypatch, tmp_path):
 def workspace():
     """A fresh copy of the sample workspace."""
     return course.prepare_workspace()
+
+
+def stage_fixture(stage: str):
+    @pytest.fixture(name=stage)
+    def loaded():
+        """The stage's agent module (a student's copy while `python -m course check` grades one)."""
+        return load_stage(stage)
+
+    return loaded
+
+
+# A fixture per stage, named after it: a test that takes `s04` gets s04's agent module.
+for _stage in sorted(path.parent.name for path in Path(__file__).resolve().parents[1].glob("s[0-9][0-9]/agent.py")):
+    globals()[_stage] = stage_fixture(_stage)

@@ -5,7 +5,6 @@ uses only the package's public face."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 

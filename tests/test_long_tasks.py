@@ -14,11 +14,6 @@ from course.scenarios import LEDGER_TASK, TOTAL_TASK, ledger, ledger_amount, led
 MAX_TOKENS = 1024  # the stages' reply limit
 
 
-@pytest.fixture
-def s01():
-    return load_stage("s01")
-
-
 def run_long(s01, workspace, turns: int):
     return s01.run(LEDGER_TASK, model=f"offline-long-{turns}", workspace=workspace)
 

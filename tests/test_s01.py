@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import course
-from helpers import assert_valid_history, load_stage
+from helpers import assert_valid_history
 
 FAMILY_TASKS = {
     "list": "List the files in the workspace",
@@ -18,11 +18,6 @@ FAMILY_TASKS = {
     "summarise": "Summarise memo.md",
 }
 REPORT_TASK = FAMILY_TASKS["report"]
-
-
-@pytest.fixture
-def s01():
-    return load_stage("s01")
 
 
 class Recording:

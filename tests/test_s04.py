@@ -16,20 +16,10 @@ import shutil
 import pytest
 
 import course
-from helpers import DONE, REPORT_TASK, load_stage, results_in, scripted_client
+from helpers import DONE, REPORT_TASK, results_in, scripted_client
 from course.offline import validate_request
 from course.scenarios import scenario_named
 
-
-
-@pytest.fixture
-def s04():
-    return load_stage("s04")
-
-
-@pytest.fixture
-def s03():
-    return load_stage("s03")
 
 
 # ---------------------------------------------------------------- a model that says exactly what a test needs

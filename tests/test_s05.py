@@ -23,11 +23,6 @@ from course.scenarios import scenario_named
 TOKENS_LINE = re.compile(r"^tokens: (\d+) in, (\d+) out; (\d+) input tokens billed so far$")
 
 
-@pytest.fixture
-def s05():
-    return load_stage("s05")
-
-
 class Notes:
     """A trace that keeps the notes of a run, the lines a learner reads under each turn."""
 

@@ -19,19 +19,9 @@ import time
 import pytest
 
 import course
-from helpers import DONE, load_stage, results_in, scripted_client
+from helpers import DONE, results_in, scripted_client
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
-
-
-@pytest.fixture
-def s06():
-    return load_stage("s06")
-
-
-@pytest.fixture
-def s05():
-    return load_stage("s05")
 
 
 # ---------------------------------------------------------------- helpers
