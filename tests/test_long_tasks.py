@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anthropic
 import pytest
 
 import course
@@ -69,7 +70,7 @@ def test_long_model_is_the_tutor_on_other_tasks(s01, workspace):
     assert all(name in result["answer"] for name in course.snapshot(workspace))
 
 
-def ask_long_model(history: list) -> object:
+def ask_long_model(history: list) -> anthropic.types.Message:
     """One reply of offline-long-20 to a hand-written history (tool_use ids are numbered in order)."""
     messages, number = [{"role": "user", "content": LEDGER_TASK}], 0
     for text, (name, arguments), result in history:
