@@ -28,6 +28,9 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     or to a ``course.offline.Reply`` to set its stop_reason too. Requests are validated, counted,
     cut at ``max_tokens`` and faulted exactly as for the built-in models; replies are not checked.
     """
+    if behaviour is not None and not callable(behaviour):
+        raise CourseError(f"behaviour= takes a function from the request body to the reply's content blocks, "
+                          f"got {type(behaviour).__name__}")
     if behaviour is not None:
         return offline_client(OfflineTransport(context_window=context_window, faults=faults, script=behaviour),
                               max_retries)

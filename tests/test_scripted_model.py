@@ -77,3 +77,18 @@ def test_replies_are_not_validated_so_the_harness_sees_what_the_model_sent():
     [first, second] = create(client).content
     assert (first.id, first.name, first.input) == ("toolu_odd", "", ["not", "an", "object"])
     assert second.id.startswith("toolu_") and second.id != "toolu_odd"  # an id the script left out is given
+
+
+def test_a_broken_script_is_a_500_that_says_what_broke():
+    client, _ = scripted_client([{"type": "text", "text": "one"}])
+    create(client)
+    with pytest.raises(anthropic.InternalServerError, match="the script has no reply left for request 2"):
+        create(client)
+    wrong, _ = scripted_client("Done.")
+    with pytest.raises(anthropic.InternalServerError, match="return a list of content blocks"):
+        create(wrong)
+
+
+def test_a_behaviour_that_is_not_a_function_is_refused_in_one_line():
+    with pytest.raises(course.CourseError, match="takes a function from the request body"):
+        course.make_client(behaviour=[{"type": "text", "text": "Done."}])

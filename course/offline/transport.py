@@ -114,14 +114,27 @@ class OfflineTransport(httpx2.MockTransport):
             raise ApiError(404, "not_found_error", f"model: {model} ({error})")
         return lambda body: behaviour(read_request(body))
 
+    def _scripted_reply(self, body: dict) -> Reply:
+        # A broken script is a 500 that says what broke: raised through the SDK, it would only be
+        # "Connection error.", with the script's own message hidden in the exception's cause.
+        try:
+            reply = self.script(body)
+        except Exception as error:
+            raise ApiError(500, "api_error", f"the scripted model raised {type(error).__name__}: {error}") from error
+        if isinstance(reply, Reply):
+            return reply
+        if not isinstance(reply, list) or not all(isinstance(block, dict) and "type" in block for block in reply):
+            raise ApiError(500, "api_error", f"the scripted model returned {reply!r:.80}; return a list of content "
+                                             "blocks such as [{'type': 'text', 'text': 'Done.'}], or a Reply")
+        return Reply(blocks=reply)
+
     def count_tokens(self, body: dict) -> dict:
         input_tokens, _ = self._check(body, needs_max_tokens=False)
         return {"input_tokens": input_tokens}
 
     def create(self, body: dict) -> dict:
         input_tokens, behaviour = self._check(body, needs_max_tokens=True)
-        reply = behaviour(body)
-        reply = reply if isinstance(reply, Reply) else Reply(blocks=list(reply))
+        reply = behaviour(body) if self.script is None else self._scripted_reply(body)
         content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
         if stop_reason is None:
             has_tool_use = any(block["type"] == "tool_use" for block in content)
