@@ -241,7 +241,7 @@ def _prepare_destination(dest: Path, force: bool) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading a student copy inside the test process (called by tests/conftest.py's load_stage)
+# Loading a student copy inside the test process (called by tests/helpers.py's load_stage)
 
 def student_copies() -> dict[str, Path]:
     """The student copies a check asked for: AGENT_COURSE_STUDENT_STAGE="s01=/path/to/dest"
