@@ -20,9 +20,11 @@ $(BIN)/.installed: pyproject.toml
 demo: $(BIN)/.installed
 	$(BIN)/python $(STAGE)/agent.py "$(TASK)"
 
-# Two test processes (pytest-xdist); tests sharing a module fixture stay together (see tests/conftest.py).
+# Two test processes (pytest-xdist), a test file to each at a time: a file's module fixtures (the site
+# build, the graded exercises, the ladder) are then made once. (--dist loadgroup would spread more finely,
+# but pytest-xdist 3.8 cannot group tests on pytest 9, whose node ids it no longer rewrites.)
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 docs: $(BIN)/.installed
 	$(BIN)/python -m mkdocs serve

@@ -28,20 +28,9 @@ def _loopback_only(sock, address):
 
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="live test: set ANTHROPIC_API_KEY to run it")
-    in_parallel = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "live" in item.keywords and not LIVE_KEY:
             item.add_marker(skip)
-        if in_parallel and uses_a_module_fixture(item):
-            # `make test` runs pytest-xdist with --dist loadgroup: tests sharing a module fixture (a site
-            # build, the graded exercises, the ladder) stay on one worker, so it is built once; the rest spread.
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
-
-def uses_a_module_fixture(item) -> bool:
-    fixtures = getattr(item, "_fixtureinfo", None)
-    return fixtures is not None and any(definition.scope == "module" for definitions in fixtures.name2fixturedefs.values()
-                                        for definition in definitions)
 
 
 @pytest.fixture(autouse=True)
