@@ -12,6 +12,7 @@ KERNEL := agent-loop-course
 # and is copied into the built site by docs/hooks/generate.py, so the site draws them with no network.
 MERMAID_VERSION := 11.17.2
 MERMAID := $(VENV)/share/agent-course/mermaid-$(MERMAID_VERSION).min.js
+TEST_PROCESSES ?= 2
 
 .PHONY: demo test docs lab install clean
 
@@ -40,8 +41,11 @@ $(MERMAID):
 demo: $(BIN)/.installed
 	$(BIN)/python $(STAGE)/agent.py "$(TASK)"
 
+# Two test processes (pytest-xdist), a test file to each at a time: a file's module fixtures (the site
+# build, the graded exercises, the ladder) are then made once. (--dist loadgroup would spread more finely,
+# but pytest-xdist 3.8 cannot group tests on pytest 9, whose node ids it no longer rewrites.)
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 docs: $(BIN)/.installed
 	$(BIN)/python -m mkdocs serve

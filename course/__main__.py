@@ -24,7 +24,7 @@ import time
 from . import ladder, scenarios, stats
 from .commands import course_command
 from .models import CourseError
-from .offline import known_models
+from .offline import MODELS
 from .trace import TracePrinter
 from .workspace import prepare_workspace
 
@@ -110,9 +110,10 @@ def do_stats(args, _) -> int:
 
 
 def do_models(args, _) -> int:
-    from .offline.behaviours import describe
-    for model_id in known_models():
-        print(f"{model_id:22} {describe(model_id)}")
+    width = max(len(model.id) for model in MODELS) + 2
+    for model in MODELS:
+        print(f"{model.id:{width}}{model.description}")
+    print("\nIn a family's id, N is a whole number above 0: offline-long-20, offline-flood-40.")
     return 0
 
 

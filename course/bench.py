@@ -47,7 +47,7 @@ from .cli import as_dict
 from .client import make_client
 from .guard import capped
 from .models import CourseError
-from .offline.flood import COUNT_TASK, error_total, logs
+from .offline import FLOOD_TASK, flood_error_total, write_flood_logs
 from .svgplot import line_chart
 from .workspace import SAMPLE, snapshot
 from .ladder import load_stage
@@ -167,15 +167,15 @@ def bench_variant(variant: Variant, turns: int) -> dict:
     agent = load_stage(variant.stage)
     with tempfile.TemporaryDirectory(prefix="agent-course-bench-") as folder:
         workspace = Path(shutil.copytree(SAMPLE, Path(folder) / "workspace"))
-        logs(workspace, files)
-        truth = error_total(snapshot(workspace))
+        write_flood_logs(workspace, files)
+        truth = flood_error_total(snapshot(workspace))
         client = make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000)
         client = capped(LatestBlockCached(client) if variant.breakpoint_on_latest else client, 3 * turns + 50)
         accepted = inspect.signature(agent.run).parameters
         options = {name: value for name, value in dict(LIMITS, runs_log=False).items() if name in accepted}
         started = time.perf_counter()
         with constants_set(agent, variant.constants):
-            result = as_dict(agent.run(COUNT_TASK, client=client, model=model, workspace=workspace, **options))
+            result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))
         wall = time.perf_counter() - started
     usages = [usage_dict(usage) for usage in client.usages]
     per_call = [prices.prompt_tokens(usage) for usage in usages]
@@ -225,7 +225,7 @@ def run_token_bench(turns: int = DEFAULT_TURNS, stages=None) -> dict:
     s04, cached, s05 = rows.get("s04"), rows.get("s04+cache"), rows.get("s05")
     return {
         "benchmark": "tokens",
-        "task": COUNT_TASK,
+        "task": FLOOD_TASK,
         "model": f"offline-flood-{turns - TURNS_AROUND_THE_READS}",
         "priced_as": prices.DEFAULT_CLAUDE_MODEL,
         "price": vars(prices.price_of("offline")),

@@ -259,7 +259,7 @@ def _prepare_destination(dest: Path, force: bool) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading a student copy inside the test process (called by tests/conftest.py's load_stage)
+# Loading a student copy inside the test process (called by tests/helpers.py's load_stage)
 
 def student_copies() -> dict[str, Path]:
     """The student copies a check asked for: AGENT_COURSE_STUDENT_STAGE="s01=/path/to/dest"
@@ -373,7 +373,10 @@ def run_pinned_tests(stage: str, dest: Path, tests: list[Path]) -> PytestRun:
     """Run pytest in a subprocess with the student copy in place of the stage; read back the outcomes."""
     with tempfile.TemporaryDirectory(prefix="course-check-") as scratch:
         report = Path(scratch) / "outcomes.json"
-        environment = {**os.environ, STUDENT_STAGE_VARIABLE: f"{stage}={dest}", SCORECARD_JSON_VARIABLE: str(report)}
+        environment = {**os.environ, STUDENT_STAGE_VARIABLE: f"{stage}={dest}", SCORECARD_JSON_VARIABLE: str(report),
+                       # The pinned tests need no third-party pytest plugin: not loading them (hypothesis's
+                       # alone takes a second to import) makes a check faster, and keeps pytest-xdist out of it.
+                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         # A fresh process, so the student's module and the reference never share one interpreter's state.
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
                    *(str(test) for test in tests)]

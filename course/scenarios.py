@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Callable
 
 from .models import CourseError
-from .offline import Faults
+from .offline import FLOOD_TASK, Faults, flood_error_total, write_flood_logs
 from .workspace import snapshot
-from .offline.flood import COUNT_TASK as FLOOD_TASK, error_total, logs
 
 Snapshot = dict[str, bytes]
 Check = Callable[[dict, Path, Snapshot], bool]
@@ -174,7 +173,7 @@ def states_ledger_total(result: dict, workspace: Path, before: Snapshot) -> bool
 
 def states_error_total(result: dict, workspace: Path, before: Snapshot) -> bool:
     """The answer states the number of ERROR lines in every log, as counted from the files."""
-    return mentions_number(answer_of(result), error_total(before))
+    return mentions_number(answer_of(result), flood_error_total(before))
 
 
 def reports_and_leaves_the_rest_intact(result: dict, workspace: Path, before: Snapshot) -> bool:
@@ -218,7 +217,7 @@ SCENARIOS: list[Scenario] = [
              shows="tool calls written as JSON text, never as tool_use (“An AI agent is a while loop inside”)"),
     # 24 logs of about 950 tokens each: read whole and kept, they pass a 20,000-token window around
     # the 20th read; masked, the prompt stays near 5,000 tokens.
-    Scenario("flood", FLOOD_TASK, states_error_total, model="offline-flood-24", setup=partial(logs, count=24),
+    Scenario("flood", FLOOD_TASK, states_error_total, model="offline-flood-24", setup=partial(write_flood_logs, count=24),
              client_options={"context_window": 20_000},
              shows="a long task whose big tool results outgrow a 20,000-token context window "
                    "(“Building an agent loop yourself”)"),

@@ -20,6 +20,8 @@ import operator
 import sys
 from pathlib import Path
 
+import anthropic
+
 import course
 
 STAGE = "s00"
@@ -167,22 +169,22 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client, model: str, messages: list) -> object:
+def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
     return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 
-def assistant_message(reply) -> dict:
+def assistant_message(reply: anthropic.types.Message) -> dict:
     """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
-def tool_calls(reply) -> list:
+def tool_calls(reply: anthropic.types.Message) -> list:
     return [block for block in reply.content if block.type == "tool_use"]
 
 
-def text_of(reply) -> str:
+def text_of(reply: anthropic.types.Message) -> str:
     return "".join(block.text for block in reply.content if block.type == "text")
 # --8<-- [end:ask]
 

@@ -173,22 +173,22 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client, model: str, messages: list) -> object:
+def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
     return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 
-def assistant_message(reply) -> dict:
+def assistant_message(reply: anthropic.types.Message) -> dict:
     """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
-def tool_calls(reply) -> list:
+def tool_calls(reply: anthropic.types.Message) -> list:
     return [block for block in reply.content if block.type == "tool_use"]
 
 
-def text_of(reply) -> str:
+def text_of(reply: anthropic.types.Message) -> str:
     return "".join(block.text for block in reply.content if block.type == "text")
 # --8<-- [end:ask]
 
@@ -250,7 +250,7 @@ class RunResult:
 
 
 # --8<-- [start:turn]
-def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Limits, trace) -> bool:
+def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
     limit = limit_reached(state, limits)
     if limit:

@@ -455,7 +455,7 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]], gate: "Ga
 
 
 # --8<-- [start:ask]
-def ask(client, model: str, messages: list) -> object:
+def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back.
 
     Cache breakpoints mark where a prefix that a later call sends again unchanged ends: the system
@@ -497,16 +497,16 @@ def is_whole_result(block: dict) -> bool:
     return block.get("type") == "tool_result" and not str(block.get("content", "")).startswith("[masked")
 
 
-def assistant_message(reply) -> dict:
+def assistant_message(reply: anthropic.types.Message) -> dict:
     """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
-def tool_calls(reply) -> list:
+def tool_calls(reply: anthropic.types.Message) -> list:
     return [block for block in reply.content if block.type == "tool_use"]
 
 
-def text_of(reply) -> str:
+def text_of(reply: anthropic.types.Message) -> str:
     return "".join(block.text for block in reply.content if block.type == "text")
 # --8<-- [end:ask]
 
@@ -571,7 +571,7 @@ class RunResult:
 
 
 # --8<-- [start:turn]
-def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
+def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
     limit = limit_reached(state, limits)
     if limit:
@@ -605,7 +605,7 @@ def take_turn(state: LoopState, client, model: str, workspace: Path, limits: Lim
     return checked_carry_on(state, limits, reply, "tool_results_written", trace)
 
 
-def checked_carry_on(state: LoopState, limits: Limits, reply, reason: Transition, trace) -> bool:
+def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
     """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
     stuck = no_progress(state.messages, limits)
     if stuck:
@@ -698,7 +698,7 @@ def prompt_size_of(total: dict) -> int:
 
 
 # --8<-- [start:prune]
-def prune(state: LoopState, client, model: str, trace) -> None:
+def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> None:
     """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
     still too big, summarise old turns. Each changes the prompt early on: the cache is written again."""
     estimate = estimate_prompt_tokens(state.messages)
@@ -742,7 +742,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def summarise_old_turns(state: LoopState, client, model: str) -> bool:
+def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: str) -> bool:
     """Fold every turn but the last KEEP_TURNS into a summary the model writes; True if it did."""
     messages = state.messages
     turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]

@@ -1,18 +1,17 @@
-"""Shared test setup: no network, no real credentials, fresh workspaces, stages by name."""
+"""Fixtures and hooks: no network, no real credentials, fresh workspaces. Shared helpers are in helpers.py."""
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import socket
 import tempfile
 
-import anthropic
-import httpx2
+from pathlib import Path
+
 import pytest
 
 import course
+from helpers import load_stage
 
 # Tests marked `live` talk to a real API; everything else must run with the network blocked.
 LIVE_KEY = os.environ.get("ANTHROPIC_API_KEY")
@@ -57,30 +56,15 @@ def workspace():
     return course.prepare_workspace()
 
 
-def load_stage(name: str):
-    """A stage's agent module, e.g. load_stage("s01"); a student's copy of it instead while
-    `python -m course check` grades one (it names the copy in AGENT_COURSE_STUDENT_STAGE)."""
-    from course.exercises import import_student_copy
+def stage_fixture(stage: str):
+    @pytest.fixture(name=stage)
+    def loaded():
+        """The stage's agent module (a student's copy while `python -m course check` grades one)."""
+        return load_stage(stage)
 
-    student_copy = import_student_copy(name)
-    return student_copy if student_copy is not None else importlib.import_module(f"{name}.agent")
+    return loaded
 
 
-def scripted_client(*replies: list[dict]):
-    """A client whose model sends ``replies`` (lists of content blocks) in order, through the real
-    SDK. Some are what a real model would never send (a tool_use input that is not an object, an
-    empty tool name) and an Anthropic-compatible local server might: the harness must cope."""
-    queue, requests = list(replies), []
-
-    def handle(request):
-        body = json.loads(request.content)
-        requests.append(body)
-        content = queue.pop(0)
-        return httpx2.Response(200, json={
-            "id": f"msg_scripted_{len(requests)}", "type": "message", "role": "assistant", "model": body["model"],
-            "content": content, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            "stop_reason": "tool_use" if any(block["type"] == "tool_use" for block in content) else "end_turn"})
-
-    client = anthropic.Anthropic(api_key="scripted", base_url="http://scripted.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
-    return client, requests
+# A fixture per stage, named after it: a test that takes `s04` gets s04's agent module.
+for _stage in sorted(path.parent.name for path in Path(__file__).resolve().parents[1].glob("s[0-9][0-9]/agent.py")):
+    globals()[_stage] = stage_fixture(_stage)

@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import REPORT_TASK, load_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace"}
-REPORT_TASK = "List the files and write their count and names to report.txt"
 
 
 @pytest.fixture

@@ -27,10 +27,10 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 import course
+from helpers import REPORT_TASK, load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-REPORT_TASK = "List the files and write their count and names to report.txt"
 CHAPTERS = {"s00": "s00-one-call", "s01": "s01-closed-loop", "s02": "s02-loop-state",
             "s03": "s03-stop-conditions", "s04": "s04-error-feedback", "s05": "s05-pruning",
             "s06": "s06-permission-gates"}
@@ -46,13 +46,6 @@ def _loopback_only(sock, address):
     raise ConnectionRefusedError(f"the docs build must not reach the network (tried {address!r})")
 socket.socket.connect = _loopback_only
 '''
-
-
-def load_hook():
-    spec = importlib.util.spec_from_file_location("docs_hook_generate", DOCS / "hooks" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

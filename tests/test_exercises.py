@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course import exercises
 from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, PytestRun, check, find_regions,
                               make_student_copy, run_pinned_tests, scorecard, stub_out)

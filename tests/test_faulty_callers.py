@@ -13,11 +13,11 @@ import re
 import pytest
 
 import course
+from helpers import REPORT_TASK
 from course.offline.faulty_callers import misspell, says_what_field_expects
 
 SUMMARY_TASK = "Summarise memo.md"
 TOTAL_TASK = "Read sample.txt and compute the total price"
-REPORT_TASK = "List the files and write their count and names to report.txt"
 
 
 def tool(name: str, properties: dict, required: list[str]) -> dict:

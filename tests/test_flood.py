@@ -8,7 +8,7 @@ import re
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import behaviour_for
 from course.offline.conversation import read_request
 from course.offline.flood import COUNT_TASK, LOGS_FOLDER, error_total, log_text, logs

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 
 STAGES = ["s01", "s02", "s03", "s04", "s05", "s06"]
 

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+import anthropic
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.__main__ import main
 from course.offline import tokens
 from course.offline.long_tasks import VERBOSE_REASONING_TOKENS, reasoning_paragraph
 from course.scenarios import LEDGER_TASK, TOTAL_TASK, ledger, ledger_amount, ledger_total
 
 MAX_TOKENS = 1024  # the stages' reply limit
-
-
-@pytest.fixture
-def s01():
-    return load_stage("s01")
 
 
 def run_long(s01, workspace, turns: int):
@@ -74,7 +70,7 @@ def test_long_model_is_the_tutor_on_other_tasks(s01, workspace):
     assert all(name in result["answer"] for name in course.snapshot(workspace))
 
 
-def ask_long_model(history: list) -> object:
+def ask_long_model(history: list) -> anthropic.types.Message:
     """One reply of offline-long-20 to a hand-written history (tool_use ids are numbered in order)."""
     messages, number = [{"role": "user", "content": LEDGER_TASK}], 0
     for text, (name, arguments), result in history:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import validate_request
 from course.offline.cache import check_breakpoints
 

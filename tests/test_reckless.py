@@ -13,7 +13,7 @@ import json
 import pytest
 
 import course
-from course.offline.behaviours import behaviour_for, known_models
+from course.offline import behaviour_for, known_models
 from course.offline.reckless import reckless
 
 TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
@@ -90,7 +90,7 @@ def without(tools):
 
 # ---------------------------------------------------------------- what it attempts
 
-def test_it_is_registered_by_its_model_id():
+def test_the_catalog_names_it_by_its_model_id():
     assert "offline-reckless" in known_models() and behaviour_for("offline-reckless") is reckless
 
 

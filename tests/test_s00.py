@@ -9,16 +9,10 @@ import pytest
 from anthropic.types import ToolUseBlock
 
 import course
-from conftest import load_stage
+from helpers import REPORT_TASK
 
-REPORT_TASK = "List the files and write their count and names to report.txt"
 TOTAL_TASK = "Read sample.txt and compute the total price"
 RESULT_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace", "messages"}
-
-
-@pytest.fixture
-def s00():
-    return load_stage("s00")
 
 
 def run_counted(stage, task: str, workspace, model: str = "offline"):

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 import course
-from conftest import load_stage
-from course.offline import validate_request
+from helpers import assert_valid_history
 
 FAMILY_TASKS = {
     "list": "List the files in the workspace",
@@ -19,11 +18,6 @@ FAMILY_TASKS = {
     "summarise": "Summarise memo.md",
 }
 REPORT_TASK = FAMILY_TASKS["report"]
-
-
-@pytest.fixture
-def s01():
-    return load_stage("s01")
 
 
 class Recording:
@@ -45,11 +39,6 @@ def run_recorded(stage, task: str, workspace, model: str = "offline"):
     return stage.run(task, client=client, model=model, workspace=workspace), client.replies
 
 
-def assert_history_is_valid(messages: list) -> None:
-    """The API would accept the whole history as the next request (every tool_use answered first)."""
-    validate_request({"model": "offline", "max_tokens": 1, "messages": messages})
-
-
 # ---------------------------------------------------------------- exercise 2: the loop
 
 @pytest.mark.exercise(2)
@@ -60,7 +49,7 @@ def test_runs_every_task_family_to_its_natural_end(s01, workspace, family):
     assert replies[-1].stop_reason == "end_turn"
     assert all(reply.stop_reason == "tool_use" for reply in replies[:-1])
     assert result["answer"] == "".join(block.text for block in replies[-1].content if block.type == "text")
-    assert_history_is_valid(result["messages"])
+    assert_valid_history(result["messages"])
 
 
 @pytest.mark.exercise(2)
@@ -144,7 +133,7 @@ def test_a_failing_tool_does_not_end_the_loop(s01, workspace, monkeypatch):
     errors = [block for message in result["messages"] if message["role"] == "user" and isinstance(message["content"], list)
               for block in message["content"] if block.get("is_error")]
     assert errors and "disk unplugged" in errors[0]["content"]
-    assert_history_is_valid(result["messages"])
+    assert_valid_history(result["messages"])
 
 
 @pytest.mark.exercise(2)

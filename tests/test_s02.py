@@ -7,9 +7,8 @@ import dataclasses
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import REPORT_TASK as REPORT, load_stage
 
-REPORT = "List the files and write their count and names to report.txt"
 
 
 def recorder():

@@ -7,10 +7,8 @@ import json
 import pytest
 
 import course
-from conftest import load_stage
-from course.offline import validate_request
+from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage
 
-REPORT = "List the files and write their count and names to report.txt"
 
 
 def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):
@@ -18,10 +16,6 @@ def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):
     client = course.capped(course.make_client(model), cap)
     result = load_stage("s03").run(task, client=client, model=model, workspace=workspace, **limits)
     return result, client
-
-
-def assert_valid_history(messages):
-    validate_request({"model": "offline", "max_tokens": 10, "messages": messages})
 
 
 def test_a_natural_end_is_end_turn(workspace):
@@ -60,15 +54,21 @@ def test_stops_when_the_same_call_repeats(workspace):
     assert_valid_history(result.messages)
 
 
+def reads_of(paths: list[str], result: str, is_error: bool) -> list[dict]:
+    """A history of one read_file call per turn, each answered with ``result``."""
+    messages = [{"role": "user", "content": "go"}]
+    for index, path in enumerate(paths):
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {"path": path}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{index}", "content": result, "is_error": is_error}]})
+    return messages
+
+
 @pytest.mark.exercise(2)
 def test_stops_after_consecutive_tool_errors():
     s03 = load_stage("s03")
-    messages = [{"role": "user", "content": "go"}]
-    for index in range(3):
-        messages.append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {"path": f"missing-{index}"}}]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{index}", "content": "Error: not found", "is_error": True}]})
+    messages = reads_of([f"missing-{index}" for index in range(3)], "Error: not found", is_error=True)
     limits = s03.Limits()
     assert "failed" in s03.no_progress(messages, limits)
     messages[-1]["content"][0]["is_error"] = False
@@ -77,12 +77,7 @@ def test_stops_after_consecutive_tool_errors():
 
 def test_different_calls_are_progress():
     s03 = load_stage("s03")
-    messages = [{"role": "user", "content": "go"}]
-    for index in range(5):
-        messages.append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {"path": f"part-{index}"}}]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{index}", "content": "ok"}]})
+    messages = reads_of([f"part-{index}" for index in range(5)], "ok", is_error=False)
     assert s03.no_progress(messages, s03.Limits()) is None
 
 

@@ -16,21 +16,10 @@ import shutil
 import pytest
 
 import course
-from conftest import load_stage, scripted_client
+from helpers import DONE, REPORT_TASK, results_in, scripted_client
 from course.offline import validate_request
 from course.scenarios import scenario_named
 
-REPORT_TASK = "List the files and write their count and names to report.txt"
-
-
-@pytest.fixture
-def s04():
-    return load_stage("s04")
-
-
-@pytest.fixture
-def s03():
-    return load_stage("s03")
 
 
 # ---------------------------------------------------------------- a model that says exactly what a test needs
@@ -39,14 +28,8 @@ def one_call(name: str, arguments) -> list[dict]:
     return [{"type": "text", "text": "Trying."}, {"type": "tool_use", "id": "toolu_scripted_1", "name": name, "input": arguments}]
 
 
-DONE = [{"type": "text", "text": "Done."}]
 # The SDK types a tool_use input as a dict; told a list, pydantic warns as it serialises the history.
 LIST_INPUT_WARNING = pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
-
-
-def results_in(messages: list) -> list[dict]:
-    return [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
 
 
 def assert_structured_error(block: dict, kind: str) -> dict:

@@ -17,18 +17,13 @@ from pathlib import Path
 import pytest
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import validate_request
 from course.offline.flood import COUNT_TASK, error_total, logs
 from course.scenarios import scenario_named
 
 TOKENS_LINE = re.compile(r"^   · tokens: ([\d,]+) uncached \+ ([\d,]+) read from the cache \+ ([\d,]+) written to it in, "
                          r"([\d,]+) out; ([\d,]+) input tokens sent so far$")
-
-
-@pytest.fixture
-def s05():
-    return load_stage("s05")
 
 
 class Notes:

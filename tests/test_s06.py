@@ -21,19 +21,9 @@ import time
 import pytest
 
 import course
-from conftest import load_stage, scripted_client
+from helpers import DONE, results_in, scripted_client
 
 RECKLESS_TASK = "Tidy up the workspace, then write the list of files and their count to report.txt"
-
-
-@pytest.fixture
-def s06():
-    return load_stage("s06")
-
-
-@pytest.fixture
-def s05():
-    return load_stage("s05")
 
 
 # ---------------------------------------------------------------- helpers
@@ -57,12 +47,6 @@ def one_call(name: str, number: int = 1, **arguments) -> list[dict]:
             {"type": "tool_use", "id": f"toolu_scripted_{number}", "name": name, "input": arguments}]
 
 
-DONE = [{"type": "text", "text": "Done."}]
-
-
-def results_in(messages: list) -> list[dict]:
-    return [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
 
 
 def refusal(block: dict, kind: str = "denied") -> dict:

@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import course
-from conftest import load_stage
+from helpers import load_stage
 
 s06 = load_stage("s06")
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import load_stage
+from helpers import load_stage
 from course import CourseError, ladder, runlog
 from course.__main__ import main
 from course.stats import report, summarise

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from conftest import load_stage
+from helpers import load_stage
 from course.offline import OfflineTransport
 
 TASKS = {

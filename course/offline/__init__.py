@@ -1,16 +1,22 @@
 """The offline model: the Messages API, in process, for learning and testing with no API key.
 
 See ``transport.py`` for what it does and in which order, ``validation.py`` for the API rules it
-enforces, ``tokens.py`` for its token estimate, ``cache.py`` for its prompt caching, and ``tutor.py`` / ``misbehaving.py`` for the
-behaviours selected by model id.
+enforces, ``tokens.py`` for its token estimate, ``cache.py`` for its prompt caching, and ``catalog.py``
+for the behaviours selected by model id (each in a module of its own: ``tutor.py``, ``misbehaving.py``...).
+
+The flood task's workspace and its truth are public here, for the benchmark and the ladder:
+``FLOOD_TASK``, ``write_flood_logs(workspace, count)`` and ``flood_error_total(snapshot)``.
 """
 
-from .behaviours import Reply, UnknownBehaviour, behaviour, behaviour_family, behaviour_for, known_models
+from .behaviours import Behaviour, Reply
+from .catalog import MODELS, Model, UnknownBehaviour, behaviour_for, describe, known_models
 from .conversation import Call, Conversation
-from .transport import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport
+from .flood import COUNT_TASK as FLOOD_TASK, error_total as flood_error_total, logs as write_flood_logs
+from .transport import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script
 from .validation import ApiError, validate_request
 
 __all__ = [
-    "ApiError", "Call", "Conversation", "DEFAULT_CONTEXT_WINDOW", "Faults", "OfflineTransport", "Reply",
-    "UnknownBehaviour", "behaviour", "behaviour_family", "behaviour_for", "known_models", "validate_request",
+    "ApiError", "Behaviour", "Call", "Conversation", "DEFAULT_CONTEXT_WINDOW", "FLOOD_TASK", "Faults", "MODELS",
+    "Model", "OfflineTransport", "Reply", "Script", "UnknownBehaviour", "behaviour_for", "describe",
+    "flood_error_total", "known_models", "validate_request", "write_flood_logs",
 ]

@@ -26,7 +26,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from .behaviours import Reply, behaviour
+from .behaviours import Reply
 from .conversation import Call, Conversation, read_result
 from .tutor import FILE_NAME, classify, tutor
 
@@ -107,7 +107,6 @@ def file_to_misspell(task: str) -> str | None:
     return next((name for name in FILE_NAME.findall(task) if name != "report.txt"), None)
 
 
-@behaviour("offline-typo")
 def typo(c: Conversation) -> Reply:
     """Asks for the file the task names misspelled, and fixes the name only when an error offers one (seed 000).
 
@@ -165,7 +164,6 @@ def tools_named_in(text: str, tools: list[str], besides: str) -> list[str]:
     return [tool for tool in tools if tool != besides and re.search(rf"(?<!\w){re.escape(tool)}(?!\w)", text or "")]
 
 
-@behaviour("offline-unknown-tool")
 def unknown_tool(c: Conversation) -> Reply:
     """Reads files with read_text_file, a tool the harness lacks, until an error names the real tools (seed 004).
 
@@ -240,7 +238,6 @@ def says_what_field_expects(error: str, field: str, *, missing: bool) -> bool:
     return missing and required is not None
 
 
-@behaviour("offline-bad-args")
 def bad_args(c: Conversation) -> Reply:
     """Sends read_file bad arguments until an error names the field it expects and of what type (seed 000).
 
@@ -362,7 +359,6 @@ def anticipated_write(c: Conversation) -> str:
             'str(len(list_files_result["files"]))}}')
 
 
-@behaviour("offline-text-calls")
 def text_calls(c: Conversation) -> Reply:
     """Writes its tool calls as JSON text in four shapes, never as tool_use blocks (seed 001).
 

@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .behaviours import Reply, behaviour_family
+from .behaviours import Reply
 from .conversation import Call, Conversation, parse_listing
 from .tutor import tutor
 
@@ -120,7 +120,6 @@ def error_total(files: dict[str, bytes]) -> int:
 
 # ---------------------------------------------------------------- offline-flood-N
 
-@behaviour_family("offline-flood-", "N")
 def flood(most_files: int):
     """``offline-flood-N``: counts the ERROR lines of a log folder, reading at most N files (see the module docstring)."""
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from . import tokens
-from .behaviours import Reply, behaviour, behaviour_family
+from .behaviours import Reply
 from .conversation import Call, Conversation, parse_listing
 from .tutor import tutor
 
@@ -27,7 +27,6 @@ TURNS_AROUND_THE_READS = 2
 
 # ---------------------------------------------------------------- offline-long-N
 
-@behaviour_family("offline-long-", "N")
 def long_task(turns: int):
     """``offline-long-N``: a competent model on a task that needs about N turns.
 
@@ -221,7 +220,6 @@ DELIBERATION = (
 )
 
 
-@behaviour("offline-verbose")
 def verbose(conversation: Conversation) -> Reply:
     """``offline-verbose``: the tutor, thinking aloud at length before every reply.
 

@@ -6,12 +6,11 @@ failing run is the misbehaviour and nothing else.
 
 from __future__ import annotations
 
-from .behaviours import Reply, behaviour
+from .behaviours import Reply
 from .conversation import Conversation
 from .tutor import tutor
 
 
-@behaviour("offline-looping")
 def looping(conversation: Conversation) -> Reply:
     """Seed 001, qwen2.5-coder:1.5b at temperature 0: it listed the files and wrote report.txt
     correctly on turn 2, then sent the same write_file call, with the same arguments, on every
@@ -33,7 +32,6 @@ def looping(conversation: Conversation) -> Reply:
     )).call(last.name, **last.input)
 
 
-@behaviour("offline-refusing")
 def refusing(conversation: Conversation) -> Reply:
     """The API's ``refusal`` stop reason ("Claude declined to respond", in the API's stop-reason
     guide): the reply ends with stop_reason "refusal" instead of doing the task. A harness must

@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .behaviours import Reply, behaviour
+from .behaviours import Reply
 from .conversation import Call, Conversation, parse_listing
 from .tutor import classify, tutor
 
@@ -216,7 +216,6 @@ def _after_failure(c: Conversation, call: Call) -> Reply:
 
 # ---------------------------------------------------------------- the model
 
-@behaviour("offline-reckless")
 def reckless(c: Conversation) -> Reply:
     """Deletes, overwrites, writes outside the workspace and runs rm on the way to a legitimate goal,
     and changes course when a refusal says why (seed 000); see the module docstring."""

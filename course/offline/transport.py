@@ -11,7 +11,8 @@ What it does, in the order the real API does it:
 2. validates the request (``validation.py``) and answers a violation with the real 400;
 3. estimates the prompt (``tokens.py``) and refuses one larger than the context window with the
    real "prompt is too long" 400;
-4. asks the behaviour named by the model id for a reply (a pure function of the request);
+4. asks the behaviour named by the model id (``catalog.py``) for a reply, a pure function of the
+   request; a scripted client (``make_client(behaviour=...)``) asks its own function instead;
 5. honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
    "max_tokens"``; a tool_use that did not fit is returned with the input it had so far (none),
    as a cut real reply would be unusable too;
@@ -26,12 +27,14 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
+from typing import Callable
 
 import httpx2
 
 from . import tokens
 from .cache import PromptCache, check_breakpoints
-from .behaviours import behaviour_for, UnknownBehaviour
+from .behaviours import Reply
+from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
 from .validation import ApiError, validate_request
 
@@ -55,11 +58,19 @@ FAULT_RESPONSES = {
 }
 
 
+# A scripted model: the request body (model, messages, system, tools...) -> the reply's content
+# blocks, or a Reply to set the stop_reason too. Its replies are not validated, as a real model's
+# are not: a harness must cope with what a model sends. The requests it answers are.
+Script = Callable[[dict], "list[dict] | Reply"]
+
+
 class OfflineTransport(httpx2.MockTransport):
-    def __init__(self, *, context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None):
+    def __init__(self, *, context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None,
+                 script: Script | None = None):
         super().__init__(self.handle)
         self.context_window = context_window
         self.faults = faults or Faults()
+        self.script = script
         self._random = random.Random(self.faults.seed)
         self.prompt_cache = PromptCache()
 
@@ -89,19 +100,38 @@ class OfflineTransport(httpx2.MockTransport):
         # retry-after-ms keeps the SDK's backoff short offline; the real API sends retry-after.
         return httpx2.Response(status, json=ApiError(status, error_type, message).body(), headers={"retry-after-ms": "1"})
 
-    def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, object]:
+    def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, Script]:
         validate_request(body, needs_max_tokens=needs_max_tokens)
         check_breakpoints(body)
         if body.get("stream"):
             raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")
-        try:
-            behaviour = behaviour_for(body["model"])
-        except UnknownBehaviour as error:
-            raise ApiError(404, "not_found_error", f"model: {body['model']} ({error})")
+        behaviour = self.script or self._behaviour_named(body["model"])
         input_tokens = tokens.request_tokens(body)
         if input_tokens > self.context_window:
             raise ApiError(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum")
         return input_tokens, behaviour
+
+    @staticmethod
+    def _behaviour_named(model: str) -> Script:
+        try:
+            behaviour = behaviour_for(model)
+        except UnknownBehaviour as error:
+            raise ApiError(404, "not_found_error", f"model: {model} ({error})")
+        return lambda body: behaviour(read_request(body))
+
+    def _scripted_reply(self, body: dict) -> Reply:
+        # A broken script is a 500 that says what broke: raised through the SDK, it would only be
+        # "Connection error.", with the script's own message hidden in the exception's cause.
+        try:
+            reply = self.script(body)
+        except Exception as error:
+            raise ApiError(500, "api_error", f"the scripted model raised {type(error).__name__}: {error}") from error
+        if isinstance(reply, Reply):
+            return reply
+        if not isinstance(reply, list) or not all(isinstance(block, dict) and "type" in block for block in reply):
+            raise ApiError(500, "api_error", f"the scripted model returned {reply!r:.80}; return a list of content "
+                                             "blocks such as [{'type': 'text', 'text': 'Done.'}], or a Reply")
+        return Reply(blocks=reply)
 
     def count_tokens(self, body: dict) -> dict:
         input_tokens, _ = self._check(body, needs_max_tokens=False)
@@ -109,14 +139,14 @@ class OfflineTransport(httpx2.MockTransport):
 
     def create(self, body: dict) -> dict:
         _, behaviour = self._check(body, needs_max_tokens=True)
-        reply = behaviour(read_request(body))
+        reply = behaviour(body) if self.script is None else self._scripted_reply(body)
         content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
         if stop_reason is None:
             has_tool_use = any(block["type"] == "tool_use" for block in content)
             stop_reason = reply.stop_reason or ("tool_use" if has_tool_use else "end_turn")
         digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         for index, block in enumerate(content):
-            if block["type"] == "tool_use":
+            if block["type"] == "tool_use" and "id" not in block:  # a script may name its own ids
                 block["id"] = f"toolu_{digest[:20]}{index:02d}"
         return {
             "id": f"msg_offline_{digest[:24]}",

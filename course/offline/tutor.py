@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from .behaviours import Reply, behaviour
+from .behaviours import Reply
 from .conversation import Call, Conversation, parse_listing
 
 FILE_NAME = re.compile(r"(?<![\w/.-])[\w-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,5}(?![\w])")
@@ -72,7 +72,6 @@ def _word_to_find(task: str) -> str | None:
 
 # ---------------------------------------------------------------- the tutor
 
-@behaviour("offline")
 def tutor(conversation: Conversation) -> Reply:
     """A competent, deterministic tutor for five task families (list, summarise, report, total, find); see the module docstring."""
     kind = classify(conversation.task)

@@ -6,6 +6,8 @@ so a placeholder works inside a content tab or an admonition):
 * ``<!-- diff sNN sMM -->``: the unified diff of ``sNN/agent.py`` to ``sMM/agent.py``, in a ``diff``
   block folded away (``???``) under a title that counts the lines added and removed. The snippet
   section markers (``# --8<-- [start:NAME]``) are left out: they are for this site, not the reader.
+* ``<!-- changes sNN -->``: a table of the definitions stage ``sNN`` changes, adds or removes, and
+  why, from ``course/changes.py`` (which ``tests/test_copy_forward.py`` checks against the code).
 * ``<!-- trace sNN "TASK" [OPTION=VALUE ...] -->``: a ``text`` block with the trace of a real run
   of stage ``sNN`` on TASK, followed by the answer lines the command line prints. The run uses a
   fresh sample workspace, whose path is shown as ``<workspace>``, and a client capped at a number
@@ -103,7 +105,7 @@ log = logging.getLogger("mkdocs.hooks.generate")
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
 
-KINDS = ("diff", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
+KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
          "exercises", "bench")
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>" + "|".join(KINDS) + r")\b(?P<arguments>.*?)-->[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
@@ -258,6 +260,8 @@ def generate(kind: str, arguments: str) -> str:
         if len(stages) != 2:
             raise PluginError(f"expected <!-- diff sNN sMM -->, got arguments {arguments!r}")
         return folded_diff(*stages)
+    if kind == "changes":
+        return declared_changes(arguments) + "\n\n"
     if kind == "trace":
         stage, task, options = parse_run_arguments(arguments, kind)
         return fenced("text", trace(stage, task, **options))
@@ -425,6 +429,14 @@ def folded_diff(old: str, new: str) -> str:
     title = f"{old}/agent.py → {new}/agent.py: {added} lines added, {removed} removed (click to open)"
     return f'??? abstract "{title}"\n\n' + "".join(f"    {line}" if line.strip("\n") else line
                                                   for line in fenced("diff", diff).splitlines(keepends=True))
+def declared_changes(stage: str) -> str:
+    """The stage's row of course/changes.py as a table: what changed, was added or removed, and why."""
+    table = support_module("course.changes", "<!-- changes -->")
+    row = table.CHANGES.get(stage)
+    if not row:
+        raise PluginError(f"expected <!-- changes sNN --> with a stage listed in course/changes.py, got {stage!r}")
+    rows = [[f"`{name}`", kind, inline_html(why)] for kind in table.KINDS for name, why in row.get(kind, {}).items()]
+    return markdown_table(["definition", "change", "why"], rows, align="lll")
 
 
 def stage_module(stage: str):

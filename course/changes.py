@@ -1,0 +1,159 @@
+"""What each stage changes in the one before it, definition by definition, and why.
+
+Each stage's ``agent.py`` is its predecessor plus one idea. This table says which top-level
+definitions (functions, classes, assignments, the import lines) a stage changes, adds or removes,
+in one line each. ``tests/test_copy_forward.py`` compares consecutive stages by their syntax trees
+and fails on any difference the table does not declare, and on any declaration that the code does
+not bear out; the docs print the table as each chapter's "What changed" (``<!-- changes sNN -->``).
+
+A definition of a module beside ``agent.py`` (say ``s06/gate.py``) is named ``gate.NAME``; the
+import lines are named ``imports`` (``gate.imports``). Comments do not count (the exercise markers
+are comments), nor does the module docstring, which every stage rewrites as its chapter's summary.
+"""
+
+from __future__ import annotations
+
+KINDS = ("changed", "added", "removed")
+
+CHANGES: dict[str, dict[str, dict[str, str]]] = {
+    "s01": {
+        "changed": {
+            "STAGE": "the stage's name",
+            "run": "one hand-made round trip becomes a while loop that ends when a reply asks for no tool",
+        },
+    },
+    "s02": {
+        "changed": {
+            "imports": "dataclasses and typing, for the state and the result types",
+            "STAGE": "the stage's name",
+            "run": "the loop's locals move into a LoopState; run() takes turns until one says stop",
+        },
+        "added": {
+            "Transition": "why the loop went on, as a named value",
+            "StopReason": "why the run ended, as a named value",
+            "LoopState": "everything the loop knows in one object, saved every turn",
+            "RunResult": "what a run returns: the answer and why it ended",
+            "take_turn": "one turn of the five steps, as one function",
+            "stop": "the one place a run ends, recording the reason",
+        },
+    },
+    "s03": {
+        "changed": {
+            "imports": "json, time and Counter, for the metrics and the runs log",
+            "STAGE": "the stage's name",
+            "StopReason": "the harness's own reasons: turn limit, token budget, no progress",
+            "LoopState": "an explanation of the stop, for the person reading the result",
+            "RunResult": "the explanation, the calls and failures per tool, and the duration",
+            "take_turn": "checks the limits before each call and no progress after it; a cut or refused reply ends the run",
+            "stop": "takes the explanation the trace and the result show",
+            "run": "takes the limits as options and logs each run",
+            "main": "passes the limit options on to the command line",
+        },
+        "added": {
+            "Limits": "when to stop a run that does not stop itself",
+            "CUT_OR_REFUSED": "what a max_tokens or refusal stop means, in words",
+            "limit_reached": "the turn limit and the token budget, checked before each call",
+            "no_progress": "the same call again and again, or failure after failure",
+            "answer_without_running": "every tool_use still gets a tool_result when we will not run it",
+            "tool_results_in": "the tool_result blocks of a history, for the metrics",
+            "tool_metrics": "calls and failures per tool, read off the history",
+            "log_run": "one line per run in the runs log",
+            "LIMIT_OPTIONS": "the limits as command-line options",
+        },
+    },
+    "s04": {
+        "changed": {
+            "imports": "difflib, for the nearest names of a missing path",
+            "STAGE": "the stage's name",
+            "TOOLS": "read_file takes an offset, so a long file can be read in parts",
+            "list_files": "a missing or wrong path is an actionable error",
+            "read_file": "actionable errors, and long files cut with the offset to read on from",
+            "run_tool": "every failure becomes a structured error: kind, message, what to do next",
+            "Transition": "a turn can go on because calls written as text were recovered",
+            "take_turn": "a reply without tool_use is checked for calls written as text",
+            "no_progress": "counts calls written as text as well as tool_use blocks",
+        },
+        "added": {
+            "MAX_RESULT_CHARS": "the largest tool result that goes into the history whole",
+            "ToolError": "a failure the model can act on",
+            "existing": "a missing path answered with the nearest existing names",
+            "SCHEMAS": "each tool's input schema, to check arguments against",
+            "call_tool": "checks the tool name, then the arguments, then runs the tool",
+            "failure": "the one shape of an error result",
+            "cut_to_fit": "a long result is cut, saying how to see the rest",
+            "calls_written_as_text": "tool calls a model wrote as JSON in its text",
+            "text_calls_message": "runs calls found in text and says how to call tools properly",
+            "checked_carry_on": "goes on unless the history shows no progress, for either kind of turn",
+            "carry_on": "records why the loop goes on",
+            "calls_made": "the calls of one assistant message, structured or written as text",
+        },
+    },
+    "s05": {
+        "changed": {
+            "imports": "math, for the token estimate",
+            "STAGE": "the stage's name",
+            "LoopState": "remembers the largest prompt sent",
+            "RunResult": "reports the largest prompt sent",
+            "take_turn": "prunes before each call and traces the tokens billed",
+            "run": "returns the largest prompt sent",
+        },
+        "added": {
+            "KEEP_RESULTS": "how many recent tool results stay whole",
+            "SUMMARY_THRESHOLD": "the prompt size above which old turns are summarised",
+            "KEEP_TURNS": "how many recent turns a summary leaves alone",
+            "SUMMARY_HEADING": "marks the summary in the history",
+            "prune": "before each call: mask old results, then summarise if still too big",
+            "mask_old_results": "old tool results replaced by a placeholder, pairs kept",
+            "estimate_prompt_tokens": "a cheap estimate of the prompt before the call",
+            "summarise_old_turns": "old turns folded into a summary the model writes",
+            "first_text": "the text of a message, for the summary",
+            "transcript": "old turns as plain text for the summariser",
+        },
+    },
+    "s06": {
+        "changed": {
+            "imports": "what the command tool and the gate need: processes, limits, shell words, patterns",
+            "STAGE": "the stage's name",
+            "TOOLS": "tools that can do harm: delete_file, move_file, run_command",
+            "existing": "the path must stay inside the workspace",
+            "write_file": "the path must stay inside the workspace",
+            "search_files": "a link that leads out of the workspace is skipped",
+            "calculate": "bounded: no huge expressions or numbers",
+            "TOOL_FUNCTIONS": "the new tools",
+            "run_tool": "passes the gate on",
+            "call_tool": "the sandbox, then the gate, before a tool runs",
+            "tool_result": "passes the gate on",
+            "text_calls_message": "calls written as text go through the same gate",
+            "take_turn": "passes the gate on to every call",
+            "run": "builds the gate from rules, a person to ask, and the audit log",
+        },
+        "added": {
+            "COMMAND_TIMEOUT_S": "how long a command may run",
+            "COMMAND_OUTPUT_CAP": "how much of a command's output is kept",
+            "MAX_DIGITS": "the largest number the calculator builds",
+            "inside": "the path sandbox: a path must resolve inside the workspace",
+            "delete_file": "a destructive tool, for the gate to stop",
+            "move_file": "a destructive tool, for the gate to stop",
+            "run_command": "a command, bounded in time and output, with no secrets in its environment",
+            "digits": "a number's size, for the calculator's bound",
+            "refuse_huge": "refuses a result with too many digits",
+            "Decision": "allow, ask or deny, as a named value",
+            "SEVERITY": "which decision wins when several rules match",
+            "RISK": "each tool's risk class",
+            "DEFAULT_DECISION": "the decision per risk class when no rule matches",
+            "INSTEAD": "what a denied model may do instead",
+            "Rule": "one allow, ask or deny rule",
+            "RULES": "the course's rules",
+            "command_parts": "every simple command inside a compound one",
+            "SUBSTITUTION": "command substitutions, opened up",
+            "WRAPPERS": "programs that run another program",
+            "simple_command": "the program a wrapper runs",
+            "Gate": "decides, outside the model, whether a call may run",
+            "subjects_of": "what the rules look at: command parts or paths",
+            "reaches_beyond": "an allowed prefix does not cover what a command points at",
+            "risk_of": "the risk class of one call",
+            "pattern_of": "what 'allow always' approves",
+            "ask_on_terminal": "the person in 'ask', at a terminal",
+        },
+    },
+}

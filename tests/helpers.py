@@ -1,0 +1,63 @@
+"""Helpers the tests share, imported as ``from helpers import ...`` (pytest puts tests/ on the path).
+
+Fixtures and hooks stay in conftest.py; everything here is a plain function or constant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+
+import course
+from course.offline import Reply, validate_request
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT_TASK = "List the files and write their count and names to report.txt"
+DONE = [{"type": "text", "text": "Done."}]
+
+
+def load_stage(name: str):
+    """A stage's agent module, e.g. load_stage("s01"); a student's copy of it instead while
+    `python -m course check` grades one (it names the copy in AGENT_COURSE_STUDENT_STAGE)."""
+    from course.exercises import import_student_copy
+
+    student_copy = import_student_copy(name)
+    return student_copy if student_copy is not None else importlib.import_module(f"{name}.agent")
+
+
+def scripted_client(*replies: list[dict] | Reply, **options):
+    """A client whose model sends ``replies`` (lists of content blocks, or Replies) in order, and the
+    list of the request bodies it answered. It is the offline model with a script
+    (``course.make_client(behaviour=...)``): every request is validated like the real API's, and
+    the replies are not, so some can be what a real model would never send (a tool_use input that
+    is not an object, an empty tool name) and an Anthropic-compatible local server might: the
+    harness must cope. ``options`` go to make_client (``faults``, ``context_window``...)."""
+    queue, requests = list(replies), []
+
+    def reply(body: dict):
+        requests.append(body)
+        if not queue:
+            raise AssertionError(f"the script has no reply left for request {len(requests)}")
+        return queue.pop(0)
+
+    return course.make_client(behaviour=reply, max_retries=options.pop("max_retries", 0), **options), requests
+
+
+def results_in(messages: list) -> list[dict]:
+    """Every tool_result block of a history, in order."""
+    return [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def assert_valid_history(messages: list) -> None:
+    """The API would accept the whole history as the next request (every tool_use answered first)."""
+    validate_request({"model": "offline", "max_tokens": 1, "messages": messages})
+
+
+def load_hook():
+    """The docs' MkDocs hook (docs/hooks/generate.py), loaded as a module of its own."""
+    spec = importlib.util.spec_from_file_location("docs_hook_generate", ROOT / "docs" / "hooks" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
