@@ -1,4 +1,8 @@
-"""Every stage notebook runs top to bottom offline, holds no stale output, and is what its generator writes.
+"""Every stage notebook is a jupytext pair in sync, holds no output, names its exercises, and runs offline.
+
+A stage's notebook is ``sNN/NAME.ipynb`` (what a learner opens) paired with ``sNN/NAME.py`` (jupytext's
+percent format, what review reads), as ``jupytext.toml`` at the root says. Whichever side was edited,
+``.venv/bin/jupytext --sync sNN/NAME.py`` brings the other up to date; Jupyter does it on every save.
 
 The kernel is a subprocess started from this test, so it inherits the environment that
 ``conftest.py`` cleaned (no API key, no MODEL_ID, no base URL): the notebooks run on the offline
@@ -7,30 +11,62 @@ model. It talks to this process over loopback, which conftest's socket guard all
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
+from jupytext.compare import compare_notebooks
+from jupytext.formats import guess_format
 from nbclient import NotebookClient
 
+from course.exercises import stage_regions
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted(ROOT.glob("s*/*.ipynb"))
-
-
-def load_generator():
-    spec = importlib.util.spec_from_file_location("course_notebooks", ROOT / "tools" / "notebooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
+NOTEBOOKS = sorted(ROOT.glob("s[0-9][0-9]/*.ipynb"))
+KERNEL = "agent-loop-course"  # the kernel `make install` registers (Makefile's KERNEL)
 
 
 def relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
-def test_every_stage_with_a_notebook_is_found():
-    assert {"s00", "s01"} <= {path.parent.name for path in NOTEBOOKS}
+def twin(notebook: Path) -> Path:
+    return notebook.with_suffix(".py")
+
+
+def sync_hint(path: Path) -> str:
+    return f"run `.venv/bin/jupytext --sync {relative(twin(path))}` and commit both files"
+
+
+def test_every_stage_has_one_notebook():
+    assert sorted(path.parent.name for path in NOTEBOOKS) == STAGES
+
+
+def test_the_pairing_is_declared_at_the_root():
+    config = (ROOT / "jupytext.toml").read_text(encoding="utf-8")
+    assert re.search(r'^formats\s*=\s*"ipynb,py:percent"', config, re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
+def test_notebook_and_its_text_twin_agree(path):
+    assert twin(path).is_file(), f"{relative(path)} has no paired {twin(path).name}: {sync_hint(path)}"
+    text = twin(path).read_text(encoding="utf-8")
+    assert guess_format(text, ".py")[0] == "percent", f"{relative(twin(path))} is not in jupytext's percent format"
+    try:
+        compare_notebooks(jupytext.reads(text, fmt="py:percent"), jupytext.read(path), fmt="py:percent")
+    except Exception as difference:  # jupytext says which cell differs, and how
+        pytest.fail(f"{relative(path)} and {twin(path).name} differ ({sync_hint(path)}):\n{difference}")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
@@ -38,12 +74,45 @@ def test_notebook_holds_no_outputs(path):
     notebook = nbformat.read(path, as_version=4)
     stale = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
              and (cell.get("outputs") or cell.get("execution_count") is not None)]
-    assert not stale, f"{relative(path)}: cells {stale} hold outputs or execution counts; clear them before committing"
+    assert not stale, (f"{relative(path)}: cells {stale} hold outputs or execution counts; clear them "
+                       f"before committing (Edit > Clear Outputs of All Cells, then save)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
+def test_notebook_opens_on_the_course_kernel(path):
+    assert nbformat.read(path, as_version=4).metadata["kernelspec"]["name"] == KERNEL
+
+
+def your_turn(notebook) -> str:
+    cells = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"
+             and cell.source.startswith("## Your turn")]
+    assert len(cells) == 1, "a notebook ends with one markdown cell headed '## Your turn'"
+    return cells[0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
+def test_your_turn_names_the_exercises_the_stage_marks(path):
+    stage = path.parent.name
+    text = your_turn(nbformat.read(path, as_version=4))
+    # As the markers in the stage code name them: `# >>> exercise N: TITLE`.
+    named = [f"{region.number}. *{region.title}*" for region in stage_regions(stage)]
+    assert named and all(name in text for name in named), (
+        f"{relative(path)}'s 'Your turn' should name {named}, as {stage}/agent.py marks them")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
+def test_your_turn_prints_commands_that_work_from_the_repository_root(path):
+    stage = path.parent.name
+    text = your_turn(nbformat.read(path, as_version=4))
+    assert f".venv/bin/python -m course exercise {stage} my-{stage}" in text
+    assert f".venv/bin/python -m course check {stage} my-{stage}" in text
+    assert not re.search(r"(?<![/\w])python -m", text), "a bare `python` fails outside the virtual environment"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
 def test_notebook_runs_top_to_bottom_offline(path):
     notebook = nbformat.read(path, as_version=4)
+    # python3 is the kernel of this very interpreter, there even before `make install` registers the course's.
     client = NotebookClient(notebook, kernel_name="python3", timeout=60,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
@@ -53,11 +122,69 @@ def test_notebook_runs_top_to_bottom_offline(path):
         assert "model in use: offline" in printed, "the notebook's kernel did not run on the offline model"
 
 
-GENERATED = sorted(load_generator().NOTEBOOKS)
+# ---------------------------------------------------------------- what `make lab` serves
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize("relative_path", GENERATED)
-def test_notebook_is_what_the_generator_writes(relative_path):
-    committed = (ROOT / relative_path).read_text(encoding="utf-8")
-    assert committed == load_generator().render(relative_path), (
-        f"{relative_path} differs from tools/notebooks.py: run `python tools/notebooks.py` and commit the result")
+@pytest.fixture
+def jupyter_server(tmp_path):
+    """JupyterLab as `make lab` starts it, on a copy of one stage's notebook pair; yields a GET/PUT helper."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    if not (Path(sys.executable).parent / "jupyter-lab").exists():
+        pytest.skip("JupyterLab is not installed in this environment (make install adds it)")
+    folder = tmp_path / "course"
+    (folder / "s01").mkdir(parents=True)
+    shutil.copy(ROOT / "jupytext.toml", folder)
+    for path in (ROOT / "s01").glob("s01_*"):
+        shutil.copy(path, folder / "s01")
+    port, token = free_port(), "course-test"
+    environment = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    server = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", f"--notebook-dir={folder}", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0"]
+        + (["--allow-root"] if os.geteuid() == 0 else []),  # as `make lab` does for root
+        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def call(method: str, route: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{route}", method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read() or b"{}")
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                call("GET", "/api/status")
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not answer on 127.0.0.1:{port}: {server.stderr.read()[-2000:]}")
+                time.sleep(0.3)
+        yield call, folder
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        server.stderr.close()
+
+
+def test_jupyter_lab_serves_the_notebooks_and_keeps_each_pair_in_sync(jupyter_server):
+    call, folder = jupyter_server
+    listed = {item["name"] for item in call("GET", "/api/contents/s01")["content"]}
+    assert "s01_closed_loop.ipynb" in listed
+    assert KERNEL in call("GET", "/api/kernelspecs")["kernelspecs"], "make install registers the course's kernel"
+
+    # Save a notebook as JupyterLab does: jupytext's contents manager must rewrite the .py twin too.
+    model = call("GET", "/api/contents/s01/s01_closed_loop.ipynb?content=1")
+    model["content"]["cells"][0]["source"] += "\n\nA line added in Jupyter."
+    call("PUT", "/api/contents/s01/s01_closed_loop.ipynb", {"type": "notebook", "format": "json",
+                                                            "content": model["content"]})
+    assert "# A line added in Jupyter." in (folder / "s01" / "s01_closed_loop.py").read_text(encoding="utf-8")
