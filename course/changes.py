@@ -26,7 +26,7 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
         "changed": {
             "imports": "dataclasses and typing, for the state and the result types",
             "STAGE": "the stage's name",
-            "run": "the loop's locals move into a LoopState; run() takes turns until one says stop",
+            "run": "the loop's locals move into a LoopState; run() takes turns until one says stop, saving the state after each, and can resume an earlier run",
         },
         "added": {
             "Transition": "why the loop went on, as a named value",
@@ -35,6 +35,11 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "RunResult": "what a run returns: the answer and why it ended",
             "take_turn": "one turn of the five steps, as one function",
             "stop": "the one place a run ends, recording the reason",
+            "INTERRUPTED": "what a call killed before its result was saved is answered with",
+            "save": "appends what changed to the run's transcript, durably",
+            "start": "a new run's state, or an earlier run's, resumed",
+            "resumed": "an earlier run's state, loaded from its transcript",
+            "answer_interrupted_calls": "calls left without a result by a killed run are answered, never run again",
         },
     },
     "s03": {
