@@ -89,6 +89,7 @@ def test_a_run_that_ended_with_the_models_answer_is_not_resumed(workspace):
         load_stage("s02").run(resume="last")
 
 
+@pytest.mark.exercise(3)
 def test_the_tutor_checks_an_interrupted_write_and_does_not_write_twice(workspace):
     """Killed right after write_file ran: on resume the tutor reads the file back instead of writing again."""
     s02 = load_stage("s02")
