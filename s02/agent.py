@@ -2,18 +2,20 @@
 
 What this stage adds: the loop's state in one object (the history, the turn count, why the loop
 goes on, the tokens used), one turn as one function that advances that state and says whether
-to go on, and a result that says why the run ended.
+to go on, and a result that says why the run ended. The state is saved after every step to a
+transcript (JSON Lines, under runs/transcripts/), so a run that stopped or was killed resumes.
 The failure it fixes: in s01 the state is scattered in local variables, and a finished run
 cannot tell why it stopped. When an API call fails for good, s01 loses everything to an
-exception; s02 ends the run with a reason and keeps the history.
+exception; s02 ends the run with a reason, keeps the history, and can go on with it later.
 
-    state = LoopState(messages=[task])
-    while take_turn(state):          take_turn: ask ─► record ─► tool_use? ─► act ─► write back
-        ...                                           │            no │
-                                                      └─ api error ───┴─► stop_reason
+    state = LoopState(messages=[task])  or  resumed(transcript)
+    while take_turn(state):          take_turn: ask ─► record ─► save ─► tool_use? ─► act ─► write back
+        save(state)                                   │                     no │
+                                                      └─ api error ────────────┴─► stop_reason
     return RunResult(state)          every continuation records its transition_reason
 
 Run it:  python s02/agent.py "List the files and write their count and names to report.txt"
+         python s02/agent.py --resume last
 """
 
 from __future__ import annotations
@@ -265,6 +267,33 @@ def add_usage(total: dict, usage) -> None:
 # --8<-- [end:turn]
 
 
+# --8<-- [start:run]
+def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
+        resume=None, transcript=None) -> RunResult:
+    """Take turns until one says stop, saving the state after each step; the result says why.
+
+    ``resume`` (a run id, a transcript's path, or "last") goes on with an earlier run instead of a
+    new task, in its workspace. ``transcript`` is where a new run is saved (default: a new file
+    under runs/transcripts/; False: nowhere)."""
+    trace = trace or (lambda kind, payload: None)
+    state, first = start(task, resume, transcript, trace)
+    model = course.resolve_model(model or first.get("model"))
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace or first.get("workspace"))
+    save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption
+
+    # >>> exercise 2: Take turns until one says stop
+    while take_turn(state, client, model, workspace, trace):
+        save(state)
+    save(state)  # the stop too: the transcript says how the run ended
+    # <<< exercise 2
+
+    return RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
+                     turns=state.turn_count, usage=state.usage, workspace=str(workspace),
+                     messages=state.messages, transitions=state.transitions, transcript=str(state.transcript or ""))
+# --8<-- [end:run]
+
+
 # --8<-- [start:save]
 # State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
 INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
@@ -324,33 +353,6 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
         {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED, "is_error": True} for call in calls]})
     # <<< exercise 3
 # --8<-- [end:save]
-
-
-# --8<-- [start:run]
-def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        resume=None, transcript=None) -> RunResult:
-    """Take turns until one says stop, saving the state after each step; the result says why.
-
-    ``resume`` (a run id, a transcript's path, or "last") goes on with an earlier run instead of a
-    new task, in its workspace. ``transcript`` is where a new run is saved (default: a new file
-    under runs/transcripts/; False: nowhere)."""
-    trace = trace or (lambda kind, payload: None)
-    state, first = start(task, resume, transcript, trace)
-    model = course.resolve_model(model or first.get("model"))
-    client = client or course.make_client(model)
-    workspace = course.prepare_workspace(workspace or first.get("workspace"))
-    save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption
-
-    # >>> exercise 2: Take turns until one says stop
-    while take_turn(state, client, model, workspace, trace):
-        save(state)
-    save(state)  # the stop too: the transcript says how the run ended
-    # <<< exercise 2
-
-    return RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
-                     turns=state.turn_count, usage=state.usage, workspace=str(workspace),
-                     messages=state.messages, transitions=state.transitions, transcript=str(state.transcript or ""))
-# --8<-- [end:run]
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,8 @@ An unknown tool gets the list of tools and the closest name; arguments are check
 tool's schema before it runs; a missing path gets the nearest existing names; an output too long
 for the history is cut with a marker that says how to see the rest. Tool calls a model wrote as
 JSON text are recognised, run if they name a real tool with valid arguments, and the model is
-told to use the tool interface.
+told to use the tool interface. A reply cut at max_tokens is recovered: its whole calls run, and
+one with none is asked for again with twice the room, up to a ceiling.
 The failure it fixes: "Error" makes a model repeat itself or invent a conclusion; "path
 'mian.py' not found; nearest: main.py" lets it fix itself on the next turn (seed 000).
 
@@ -14,6 +15,8 @@ The failure it fixes: "Error" makes a model repeat itself or invent a conclusion
                       │ no             │ no           │ fails
                       └────────────────┴──────────────┴──► {"ok": false, "error", "message", "hint"}
     a reply with no tool_use but JSON calls in its text ─► run them ─► tell the model ─► continue
+    a reply cut at max_tokens ─► whole calls? ─► run them ─► continue
+                                      │ none: ask again with 2× max_tokens (≤ 8192), else stop saying why
 
 Run it:  python s04/agent.py "Summarise memo.md" --model offline-typo
 """
@@ -418,82 +421,6 @@ CUT_OR_REFUSED = {
 }
 
 
-# --8<-- [start:cut]
-# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
-# response; a tool_use cut short must be asked for again with a larger max_tokens
-# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
-# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
-ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
-        "chat template (a base model, or a server without the model's template, does this)")
-ECHO_RUN = 8  # words in a row that count as copied when the request holds them too
-
-
-def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
-    """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
-    ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
-    max_tokens = MAX_TOKENS
-    reply = ask(client, model, state.messages, max_tokens)
-    while (reply.stop_reason == "max_tokens" and not has_whole_call(reply) and max_tokens < MAX_TOKENS_CEILING
-           and not repeats_the_prompt(text_of(reply), state.messages)):
-        add_usage(state.usage, reply.usage)  # the cut reply is dropped, but it was billed
-        max_tokens = min(2 * max_tokens, MAX_TOKENS_CEILING)
-        trace("note", f"the reply was cut at max_tokens before any whole call: asking again with max_tokens={max_tokens}")
-        reply = ask(client, model, state.messages, max_tokens)
-    return reply
-
-
-def cut_call(reply: anthropic.types.Message) -> list:
-    """The tool_use the reply was cut in: its last block, when it stopped at max_tokens. Its input is unfinished."""
-    last = reply.content[-1] if reply.content else None
-    return [last] if reply.stop_reason == "max_tokens" and last is not None and last.type == "tool_use" else []
-
-
-def whole_calls(reply: anthropic.types.Message) -> list:
-    """The tool_use blocks of a reply, less the one it was cut in."""
-    return [call for call in tool_calls(reply) if call not in cut_call(reply)]
-
-
-def has_whole_call(reply: anthropic.types.Message) -> bool:
-    """Something whole to act on: a tool_use before the cut, or (with no tool_use) a complete call written as text."""
-    return bool(whole_calls(reply)) or (not tool_calls(reply) and bool(calls_written_as_text(text_of(reply))))
-
-
-def cut_call_result(call) -> dict:
-    return {"type": "tool_result", "tool_use_id": call.id, "is_error": True,
-            "content": failure("cut_off", f"your reply was cut at max_tokens inside this {call.name} call, so it was not run",
-                               "make the call again, in a shorter reply")}
-
-
-def repeats_the_prompt(text: str, messages: list) -> bool:
-    """Most of a reply copied from the request: what a small local base model did until max_tokens
-    (62 of 103 calls, measured with Gemma 3 270M behind llama.cpp). Counted in runs of ECHO_RUN words."""
-    words = text.split()
-    runs = [" ".join(words[i:i + ECHO_RUN]) for i in range(len(words) - ECHO_RUN + 1)]
-    if not runs:
-        return False
-    request = " ".join(" ".join([SYSTEM_PROMPT, json.dumps(TOOLS, ensure_ascii=False)] + texts_in(messages)).split())
-    return sum(run in request for run in runs) * 2 > len(runs)
-
-
-def texts_in(messages: list) -> list[str]:
-    """The text the user side of a request carries: the task, tool results, notes. (A model that
-    says again what it said before is wordy, not echoing its prompt.)"""
-    texts = []
-    for message in (message for message in messages if message["role"] == "user"):
-        content = message["content"]
-        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
-            texts.append(block.get("text") or str(block.get("content") or ""))
-    return texts
-
-
-def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
-    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
-        return ECHO
-    return CUT_OR_REFUSED[reply.stop_reason]
-# --8<-- [end:cut]
-
-
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
     """The turn limit and the token budget, checked before each call: the next call is the cost."""
     if state.turn_count >= limits.max_turns:
@@ -610,6 +537,82 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
     state.messages.append({"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED, "is_error": True} for call in calls]})
 # --8<-- [end:save]
+
+
+# --8<-- [start:cut]
+# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
+# response; a tool_use cut short must be asked for again with a larger max_tokens
+# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
+# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
+ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
+        "chat template (a base model, or a server without the model's template, does this)")
+ECHO_RUN = 8  # words in a row that count as copied when the request holds them too
+
+
+def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
+    """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
+    ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
+    max_tokens = MAX_TOKENS
+    reply = ask(client, model, state.messages, max_tokens)
+    while (reply.stop_reason == "max_tokens" and not has_whole_call(reply) and max_tokens < MAX_TOKENS_CEILING
+           and not repeats_the_prompt(text_of(reply), state.messages)):
+        add_usage(state.usage, reply.usage)  # the cut reply is dropped, but it was billed
+        max_tokens = min(2 * max_tokens, MAX_TOKENS_CEILING)
+        trace("note", f"the reply was cut at max_tokens before any whole call: asking again with max_tokens={max_tokens}")
+        reply = ask(client, model, state.messages, max_tokens)
+    return reply
+
+
+def cut_call(reply: anthropic.types.Message) -> list:
+    """The tool_use the reply was cut in: its last block, when it stopped at max_tokens. Its input is unfinished."""
+    last = reply.content[-1] if reply.content else None
+    return [last] if reply.stop_reason == "max_tokens" and last is not None and last.type == "tool_use" else []
+
+
+def whole_calls(reply: anthropic.types.Message) -> list:
+    """The tool_use blocks of a reply, less the one it was cut in."""
+    return [call for call in tool_calls(reply) if call not in cut_call(reply)]
+
+
+def has_whole_call(reply: anthropic.types.Message) -> bool:
+    """Something whole to act on: a tool_use before the cut, or (with no tool_use) a complete call written as text."""
+    return bool(whole_calls(reply)) or (not tool_calls(reply) and bool(calls_written_as_text(text_of(reply))))
+
+
+def cut_call_result(call) -> dict:
+    return {"type": "tool_result", "tool_use_id": call.id, "is_error": True,
+            "content": failure("cut_off", f"your reply was cut at max_tokens inside this {call.name} call, so it was not run",
+                               "make the call again, in a shorter reply")}
+
+
+def repeats_the_prompt(text: str, messages: list) -> bool:
+    """Most of a reply copied from the request: what a small local base model did until max_tokens
+    (62 of 103 calls, measured with Gemma 3 270M behind llama.cpp). Counted in runs of ECHO_RUN words."""
+    words = text.split()
+    runs = [" ".join(words[i:i + ECHO_RUN]) for i in range(len(words) - ECHO_RUN + 1)]
+    if not runs:
+        return False
+    request = " ".join(" ".join([SYSTEM_PROMPT, json.dumps(TOOLS, ensure_ascii=False)] + texts_in(messages)).split())
+    return sum(run in request for run in runs) * 2 > len(runs)
+
+
+def texts_in(messages: list) -> list[str]:
+    """The text the user side of a request carries: the task, tool results, notes. (A model that
+    says again what it said before is wordy, not echoing its prompt.)"""
+    texts = []
+    for message in (message for message in messages if message["role"] == "user"):
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            texts.append(block.get("text") or str(block.get("content") or ""))
+    return texts
+
+
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
+    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
+        return ECHO
+    return CUT_OR_REFUSED[reply.stop_reason]
+# --8<-- [end:cut]
 
 
 # --8<-- [start:metrics]
