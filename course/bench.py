@@ -80,7 +80,7 @@ def bench_stage(stage: str, turns: int) -> dict:
         truth = flood_error_total(snapshot(workspace))
         client = capped(make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000), 3 * turns + 50)
         accepted = inspect.signature(agent.run).parameters
-        options = {name: value for name, value in dict(LIMITS, runs_log=False).items() if name in accepted}
+        options = {name: value for name, value in dict(LIMITS, runs_log=False, transcript=False).items() if name in accepted}
         started = time.perf_counter()
         result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))
         wall = time.perf_counter() - started

@@ -142,6 +142,8 @@ def killer(tool: str, trace):
         if kind == "tool_results" and not fired and any(
                 names.get(block.get("tool_use_id")) == tool for block in payload["content"]):
             fired.append(True)
+            if trace:
+                trace("note", f"killed here, as by SIGKILL: {tool} ran, and its result is not saved yet")
             raise Killed(f"killed after {tool} ran")
     return watch
 
