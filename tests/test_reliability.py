@@ -178,3 +178,30 @@ def test_c_a_transcript_cut_at_every_byte_of_its_last_line_still_loads(tmp_path)
         assert loaded.torn_bytes == offset - last_start
     assert course.transcript.load(tmp_path / "whole.jsonl").history() == result.messages
     print(f"\n(c) {len(data) - last_start} cuts of a {len(data)}-byte transcript's last line: all loaded")
+
+
+def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypatch, tmp_path):
+    from course.offline import FLOOD_TASK, write_flood_logs
+    s05 = load_stage("s05")
+    monkeypatch.setattr(s05, "SUMMARY_THRESHOLD", 3_000)
+    workspace = course.prepare_workspace()
+    write_flood_logs(workspace, 15)
+    transcript = tmp_path / "flood.jsonl"
+    notes = []
+    trace = lambda kind, payload: notes.append(payload) if kind == "note" else None  # noqa: E731
+    first = s05.run(FLOOD_TASK, model="offline-flood-15", workspace=workspace, transcript=transcript,
+                    max_turns=12, runs_log=False, trace=trace)
+    assert first.stop_reason == "max_turns" and any(str(note).startswith("summarised") for note in notes)
+    saved = course.transcript.load(transcript)
+    assert any(record["from"] == 0 and record["turn"] > 0 for record in saved.records)  # a rewrite, saved whole
+    # The same history, message for message; results masked in memory after they were saved stay
+    # whole in the transcript (s05 masks again before the next call).
+    def shape(messages):
+        return [(message["role"], [block.get("id") or block.get("tool_use_id") for block in message["content"]]
+                 if isinstance(message["content"], list) else message["content"]) for message in messages]
+    assert shape(saved.history()) == shape(first.messages)
+    assert s05.SUMMARY_HEADING in saved.history()[0]["content"]
+    assert_valid_history(saved.history())
+    finished = s05.run(resume=transcript, max_turns=40, runs_log=False)
+    assert finished.stop_reason == "end_turn"
+    assert_valid_history(course.transcript.load(transcript).history())
