@@ -24,8 +24,8 @@ def definitions(stage: str) -> dict[str, str]:
     """{name: syntax tree} of every top-level definition of the stage's modules."""
     found: dict[str, str] = {}
     for path in sorted((ROOT / stage).glob("*.py")):
-        if path.name == "__init__.py":
-            continue
+        if path.name == "__init__.py" or path.with_suffix(".ipynb").exists():
+            continue  # a notebook's jupytext twin is not a module of the stage
         prefix = "" if path.stem == "agent" else f"{path.stem}."
         for name, tree in module_definitions(path.read_text(encoding="utf-8")):
             found[prefix + name] = found.get(prefix + name, "") + tree
