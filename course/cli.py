@@ -149,4 +149,4 @@ def client_for(args) -> "anthropic.Anthropic | None":
 def model_of_run(which: str) -> str | None:
     """The model an earlier run used, as its transcript's first line names it."""
     from . import transcript
-    return transcript.load(transcript.find(which)).records[0].get("model")
+    return transcript.load(transcript.find(which)).named.get("model")

@@ -104,6 +104,11 @@ class Loaded:
     def last(self) -> dict:
         return self.records[-1]
 
+    @property
+    def named(self) -> dict:
+        """The last line that names the run (stage, model, workspace): its start, or its latest resumption."""
+        return next((record for record in reversed(self.records) if "model" in record), {})
+
     def history(self) -> list:
         """The messages, line by line: each line's go at its ``from`` (the end, unless the history was rewritten)."""
         messages: list = []

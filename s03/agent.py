@@ -369,7 +369,7 @@ def save(state: LoopState, **facts) -> None:
 
 
 def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]:
-    """A new run's state, or an earlier run's (``resume``); and the first saved line of that run."""
+    """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
     if resume:
         state, first = resumed(resume)
         trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
@@ -382,7 +382,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
 
 
 def resumed(which) -> tuple[LoopState, dict]:
-    """An earlier run's state, loaded from its transcript and ready to go on; and its first line."""
+    """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
     saved = course.transcript.load(course.transcript.find(which))
     messages = saved.history()
     transitions = [reason for record in saved.records for reason in record["transitions"]]
@@ -390,7 +390,7 @@ def resumed(which) -> tuple[LoopState, dict]:
                       usage=dict(saved.last["usage"]), transcript=saved.path,
                       saved_messages=len(messages), saved_transitions=len(transitions))
     answer_interrupted_calls(state, saved.last["stop_reason"])
-    return state, saved.records[0]
+    return state, saved.named
 
 
 def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
