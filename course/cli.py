@@ -62,6 +62,8 @@ def explain_api_error(error: anthropic.APIError) -> str:
         hint = hints.get(error.status_code, "")
         return f"the API answered {error.status_code}: {message}" + (f" ({hint})" if hint else "")
     if isinstance(error, anthropic.APIConnectionError):
+        if "injected" in str(error.__cause__):  # --faults: the offline model dropped it on purpose
+            return "the connection was dropped: a fault injected into the offline model (--faults), not your network"
         return "could not reach the API: check your network, or ANTHROPIC_BASE_URL for a local server"
     return str(error)
 
