@@ -3,12 +3,13 @@
 * ``make_client`` / ``resolve_model``: the client factory and the one place model ids are decided;
 * ``offline``: the in-process offline model behind the real SDK;
 * ``prepare_workspace``: the sample project, copied fresh per run;
-* ``TracePrinter`` and ``stage_main``: the command line every stage shares.
+* ``TracePrinter`` and ``stage_main``: the command line every stage shares;
+* ``transcript``: the file a run's state is saved to every step, and finding it again to resume.
 """
 
 from .cli import as_dict, explain_api_error, stage_main, summary
 from .client import make_client
-from . import runlog
+from . import runlog, transcript
 from .guard import Runaway, capped
 from .schema import argument_errors, describe_parameters
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model

@@ -172,7 +172,7 @@ def bench_variant(variant: Variant, turns: int) -> dict:
         client = make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000)
         client = capped(LatestBlockCached(client) if variant.breakpoint_on_latest else client, 3 * turns + 50)
         accepted = inspect.signature(agent.run).parameters
-        options = {name: value for name, value in dict(LIMITS, runs_log=False).items() if name in accepted}
+        options = {name: value for name, value in dict(LIMITS, runs_log=False, transcript=False).items() if name in accepted}
         started = time.perf_counter()
         with constants_set(agent, variant.constants):
             result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))

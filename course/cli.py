@@ -1,4 +1,5 @@
-"""The command line every stage shares: ``python sNN/agent.py "TASK" [--model ID] [--workspace DIR] [--json]``.
+"""The command line every stage shares: ``python sNN/agent.py "TASK" [--model ID] [--workspace DIR] [--json]``,
+with ``--resume RUN`` from s02 on, and ``--faults RATE [--seed N]`` and ``--retries N`` everywhere.
 
 Argument parsing, the trace, the final answer, the JSON summary and the one-line error messages
 live here, so that a stage's ``main()`` is two lines and its file is about the loop.
@@ -9,13 +10,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import inspect
 import json
 import sys
+from pathlib import Path
 
 import anthropic
 
+from .client import make_client
 from .commands import python_command
-from .models import CourseError
+from .models import CourseError, is_offline, resolve_model
+from .offline import Faults
 from .trace import TracePrinter
 
 # The keys of the --json summary line, in this order.
@@ -58,6 +63,8 @@ def explain_api_error(error: anthropic.APIError) -> str:
         hint = hints.get(error.status_code, "")
         return f"the API answered {error.status_code}: {message}" + (f" ({hint})" if hint else "")
     if isinstance(error, anthropic.APIConnectionError):
+        if "injected" in str(error.__cause__):  # --faults: the offline model dropped it on purpose
+            return "the connection was dropped: a fault injected into the offline model (--faults), not your network"
         return "could not reach the API: check your network, or ANTHROPIC_BASE_URL for a local server"
     return str(error)
 
@@ -66,18 +73,35 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
     """Parse the command line, run the stage with a live trace, print the answer. Returns the exit code.
 
     ``options`` are extra ``(flags, kwargs)`` pairs for ``argparse`` whose values go to ``run`` as
-    keyword arguments (later stages add their limits this way).
+    keyword arguments (later stages add their limits this way). A stage whose ``run`` takes
+    ``resume`` (s02 on) also gets ``--resume RUN|PATH|last``; every stage gets ``--faults``,
+    ``--seed`` and ``--retries``, which shape the client built here.
     """
+    resumable = "resume" in inspect.signature(run).parameters
     parser = argparse.ArgumentParser(prog=f"{python_command()} {stage}/agent.py", description=f"Run the {stage} agent on a task.")
-    parser.add_argument("task", help="what the agent should do, in English or Japanese")
+    parser.add_argument("task", nargs="?" if resumable else None,
+                        help="what the agent should do, in English or Japanese" + (" (not with --resume)" if resumable else ""))
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
     parser.add_argument("--workspace", help="folder to work in (default: a fresh copy of the sample workspace)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line summarising the run")
+    if resumable:
+        parser.add_argument("--resume", metavar="RUN", help="go on with an earlier run: its id, its transcript's path, "
+                                                            "or 'last' (limits given now apply)")
+    parser.add_argument("--faults", metavar="RATE", type=float,
+                        help="offline model only: answer this share of API requests with a transient error (e.g. 0.3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the injected faults (default 0)")
+    parser.add_argument("--retries", type=int, help="how often the SDK retries a failed request (default 2; 0: never)")
     extra = [parser.add_argument(*flags, **kwargs).dest for flags, kwargs in options]
     args = parser.parse_args(argv)
+    if resumable and (args.task is None) == (args.resume is None):
+        parser.error("give a task, or --resume RUN to go on with an earlier run (not both)")
+    given = {name: getattr(args, name) for name in extra if getattr(args, name) is not None}
+    if resumable and args.resume:
+        given["resume"] = args.resume
     try:
+        client = client_for(args)
         result = run(args.task, model=args.model, workspace=args.workspace, trace=TracePrinter(),
-                     **{name: getattr(args, name) for name in extra if getattr(args, name) is not None})
+                     **({"client": client} if client else {}), **given)
     except CourseError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -85,7 +109,7 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
         print(f"error: {explain_api_error(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted" + ("; the run is saved: go on with --resume last" if resumable else ""), file=sys.stderr)
         return 130
     data = summary(result)
     turns = f"{data['turns']} turn" + ("" if data["turns"] == 1 else "s")
@@ -95,10 +119,40 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
     print(f"\nanswer ({data['stop_reason']}, {turns}, "
           f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens{cached}):")
     print(data["answer"] or "(no text)")
-    explanation = as_dict(result).get("explanation")
+    everything = as_dict(result)
+    explanation = everything.get("explanation")
     if data["stop_reason"] != "end_turn" and explanation and explanation != data["stop_reason"]:
         print(f"stopped: {explanation}")
     print(f"workspace: {data['workspace']}")
+    if everything.get("transcript"):
+        data["transcript"] = everything["transcript"]
+        ended = "" if data["stop_reason"] == "end_turn" else f" (go on with --resume {Path(data['transcript']).stem})"
+        print(f"transcript: {data['transcript']}{ended}")
     if args.json:
         print(json.dumps(data, ensure_ascii=False))
     return 0 if data["stop_reason"] == "end_turn" else 1
+
+
+def client_for(args) -> "anthropic.Anthropic | None":
+    """The client --faults and --retries ask for, or None to let the stage build its own."""
+    if args.faults is None and args.retries is None:
+        return None
+    if args.retries is not None and args.retries < 0:
+        raise CourseError(f"--retries must be 0 or more, got {args.retries}")
+    faults = None
+    if args.faults is not None:
+        if not 0 <= args.faults <= 1:
+            raise CourseError(f"--faults is a share of requests between 0 and 1, got {args.faults}")
+        faults = Faults(rate=args.faults, seed=args.seed)
+    model = resolve_model(args.model or (model_of_run(args.resume) if getattr(args, "resume", None) else None))
+    if faults and not is_offline(model):
+        raise CourseError(f"--faults works with the offline model only, and {model!r} is not one: drop --faults, "
+                          "or add --model offline")
+    options = {"faults": faults} if faults else {}
+    return make_client(model, max_retries=2 if args.retries is None else args.retries, **options)
+
+
+def model_of_run(which: str) -> str | None:
+    """The model an earlier run used, as its transcript's first line names it."""
+    from . import transcript
+    return transcript.load(transcript.find(which)).named.get("model")

@@ -10,6 +10,9 @@ capped client (a loop that never ends is stopped from outside and counted as a r
 * ``damaged``: the workspace lost or changed a file the scenario does not allow to change, or, for
   a scenario that watches outside, a file beside the workspace was written, changed or removed.
 
+A scenario can resume a run, as a person would: one that stops on an API error or is killed (the
+``killed`` row) is resumed from its transcript, a few times at most, on stages that can (s02 on).
+
 The rule the course keeps: every stage turns at least one cell of the stage before it into a
 better outcome, and completes every scenario the stage before it completes.
 """
@@ -124,27 +127,70 @@ def outside_of(workspace: Path) -> Snapshot:
     return found
 
 
+class Killed(BaseException):
+    """The ladder's SIGKILL: no stage catches it (they catch Exception at most), so the run ends where it is."""
+
+
+def killer(tool: str, trace):
+    """A trace that kills the run once, right after the first results of ``tool`` are in the history:
+    the tool has run, and the stage has not yet saved that it did."""
+    names, fired = {}, []
+
+    def watch(kind, payload):
+        if trace:
+            trace(kind, payload)
+        if kind == "assistant":
+            names.update({block["id"]: block["name"] for block in payload["content"] if block["type"] == "tool_use"})
+        if kind == "tool_results" and not fired and any(
+                names.get(block.get("tool_use_id")) == tool for block in payload["content"]):
+            fired.append(True)
+            if trace:
+                trace("note", f"killed here, as by SIGKILL: {tool} ran, and its result is not saved yet")
+            raise Killed(f"killed after {tool} ran")
+    return watch
+
+
+def run_attempts(agent, scenario: Scenario, workspace: Path, options: dict, trace) -> tuple:
+    """The run, then as many resumptions as the scenario allows while it stops on an API error or is
+    killed (a stage that cannot resume gets one attempt). Returns (result, error, usages)."""
+    resumable = "resume" in accepted_options(agent.run, {"resume": None})
+    attempts = [scenario.client_options] + (list(scenario.resumes) if resumable else [])
+    result = error = None
+    usages = []
+    for number, client_options in enumerate(attempts):
+        # The capped client keeps every reply's usage: a runaway or a crash returns no result to read
+        # the bill from, yet its bill is the point.
+        client = capped(make_client(scenario.model, **client_options), scenario.cap - len(usages))
+        again = {"resume": options["transcript"]} if number else {}
+        watch = killer(scenario.kill_after, trace) if scenario.kill_after and not number else trace
+        result = error = None
+        try:
+            result = as_dict(agent.run(None if again else scenario.task, client=client, model=scenario.model,
+                                       workspace=workspace, trace=watch, **accepted_options(agent.run, dict(options, **again))))
+        except (Exception, Killed) as escaped:  # a crash is an outcome to record, not a reason to stop the ladder
+            error = escaped
+        usages += client.usages
+        if not (isinstance(error, Killed) or (result and result.get("stop_reason") == "api_error")):
+            break  # ended by itself (or crashed): a person would not resume it
+    return result, error, usages
+
+
 def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log_runs: bool = False) -> Cell:
-    """Set the scenario up in ``workspace``, run ``stage`` on it, and judge the outcome."""
+    """Set the scenario up in ``workspace``, run ``stage`` on it (resuming it as the scenario says), and judge the outcome."""
     agent = load_stage(stage)
     scenario.setup(workspace)
     before = snapshot(workspace)
     outside_before = outside_of(workspace) if scenario.watches_outside else None
-    # The capped client keeps every reply's usage: a runaway or a crash returns no result to read
-    # the bill from, yet its bill is the point.
-    client = capped(make_client(scenario.model, **scenario.client_options), scenario.cap)
-    options = dict(scenario.options, **({} if log_runs else {"runs_log": False}))
-    result = error = None
-    try:
-        result = as_dict(agent.run(scenario.task, client=client, model=scenario.model, workspace=workspace,
-                                   trace=trace, **accepted_options(agent.run, options)))
-    except Exception as escaped:  # a crash is an outcome to record, not a reason to stop the ladder
-        error = escaped
+    # The transcript goes to a folder of its own, never into runs/ nor beside the workspace (watched).
+    with tempfile.TemporaryDirectory(prefix="agent-course-transcript-") as saved:
+        options = dict(scenario.options, transcript=Path(saved) / f"{stage}-{scenario.name}.jsonl",
+                       **({} if log_runs else {"runs_log": False}))
+        result, error, usages = run_attempts(agent, scenario, workspace, options, trace)
     return Cell(
         scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before, outside_before),
         stop_reason=result.get("stop_reason") if result else None,
-        turns=result["turns"] if result else len(client.usages),
-        input_tokens=sum(map(prices.prompt_tokens, client.usages)),  # cached or not: every token sent
+        turns=result["turns"] if result else len(usages),
+        input_tokens=sum(map(prices.prompt_tokens, usages)),  # cached or not: every token sent
         answer=(result or {}).get("answer") or "", error=f"{type(error).__name__}: {error}" if error else "",
         workspace=workspace,
     )

@@ -57,6 +57,12 @@ class Scenario:
     in a few words what the row demonstrates (the docs list it); ``watches_outside`` makes the
     folder around the workspace part of what a run may damage (a file written, changed or removed
     beside the workspace), for a task whose model tries to get out.
+
+    ``resumes``: a run that does not end by itself (an API error, a kill) is resumed, as a person
+    would, once per entry, each entry being the ``client_options`` of that attempt; only a stage
+    that can resume (``run(..., resume=...)``, s02 on) is. ``kill_after``: the run is killed (an
+    exception no stage catches, as a SIGKILL would end it) right after the first call to this tool
+    has run, before the stage can save its result.
     """
 
     name: str
@@ -70,6 +76,8 @@ class Scenario:
     cap: int = DEFAULT_CAP
     shows: str = ""
     watches_outside: bool = False
+    resumes: tuple[dict, ...] = ()
+    kill_after: str = ""
 
     def passes(self, result: dict, workspace: Path, before: Snapshot) -> bool:
         """Completed: the model ended the run itself and the check holds.
@@ -205,7 +213,11 @@ SCENARIOS: list[Scenario] = [
              shows="every reply longer than max_tokens: cut, its tool call lost"),
     Scenario("outage", LIST_TASK, lists_every_file,
              client_options={"faults": Faults(rate=1.0, kinds=("overloaded",))},
-             shows="every call answered 529 overloaded, after the SDK's retries"),
+             resumes=tuple({"faults": Faults(rate=0.5, seed=seed, kinds=("overloaded",)), "max_retries": 0}
+                           for seed in range(1, 4)),
+             shows="the API overloaded (529) past the SDK's retries, then half the calls for a while; resumed up to 3 times"),
+    Scenario("killed", REPORT_TASK, reports_every_file, may_write=("report.txt",), kill_after="write_file",
+             resumes=({},), shows="killed after writing report.txt, before saving that it did; resumed once"),
     Scenario("typo", "Summarise memo.md", summarises("memo.md"), model="offline-typo", cap=LOOPING_CAP,
              shows="a misspelled path, fixed only if the error names the file (“Building an agent loop yourself”)"),
     Scenario("unknown-tool", TOTAL_TASK, states_total_of("sample.txt"), model="offline-unknown-tool", cap=LOOPING_CAP,

@@ -2,18 +2,20 @@
 
 What this stage adds: the loop's state in one object (the history, the turn count, why the loop
 goes on, the tokens used), one turn as one function that advances that state and says whether
-to go on, and a result that says why the run ended.
+to go on, and a result that says why the run ended. The state is saved after every step to a
+transcript (JSON Lines, under runs/transcripts/), so a run that stopped or was killed resumes.
 The failure it fixes: in s01 the state is scattered in local variables, and a finished run
 cannot tell why it stopped. When an API call fails for good, s01 loses everything to an
-exception; s02 ends the run with a reason and keeps the history.
+exception; s02 ends the run with a reason, keeps the history, and can go on with it later.
 
-    state = LoopState(messages=[task])
-    while take_turn(state):          take_turn: ask ─► record ─► tool_use? ─► act ─► write back
-        ...                                           │            no │
-                                                      └─ api error ───┴─► stop_reason
+    state = LoopState(messages=[task])  or  resumed(transcript)
+    while take_turn(state):          take_turn: ask ─► record ─► save ─► tool_use? ─► act ─► write back
+        save(state)                                   │                     no │
+                                                      └─ api error ────────────┴─► stop_reason
     return RunResult(state)          every continuation records its transition_reason
 
 Run it:  .venv/bin/python s02/agent.py "List the files and write their count and names to report.txt"
+         .venv/bin/python s02/agent.py --resume last
 """
 
 from __future__ import annotations
@@ -207,6 +209,9 @@ class LoopState:
     usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
     stop_reason: StopReason | None = None
     answer: str = ""
+    transcript: Path | None = None   # where the state is saved, step by step (None: not saved)
+    saved_messages: int = 0          # how much of the history and of the transitions the transcript holds
+    saved_transitions: int = 0
 
 
 @dataclass
@@ -220,6 +225,7 @@ class RunResult:
     workspace: str
     messages: list
     transitions: list[Transition]
+    transcript: str        # the saved run: resume it with --resume RUN (its id, the file's stem)
 # --8<-- [end:state]
 
 
@@ -234,6 +240,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     add_usage(state.usage, reply.usage)
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
+    save(state)  # the calls are on disk before they run: a killed run will not run them twice
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if not calls:
         return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
@@ -261,23 +268,91 @@ def add_usage(total: dict, usage) -> None:
 
 
 # --8<-- [start:run]
-def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None) -> RunResult:
-    """Take turns until one says stop; the result says why."""
-    model = course.resolve_model(model)
-    client = client or course.make_client(model)
-    workspace = course.prepare_workspace(workspace)
+def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
+        resume=None, transcript=None) -> RunResult:
+    """Take turns until one says stop, saving the state after each step; the result says why.
+
+    ``resume`` (a run id, a transcript's path, or "last") goes on with an earlier run instead of a
+    new task, in its workspace. ``transcript`` is where a new run is saved (default: a new file
+    under runs/transcripts/; False: nowhere)."""
     trace = trace or (lambda kind, payload: None)
-    state = LoopState(messages=[{"role": "user", "content": task}])
+    state, first = start(task, resume, transcript, trace)
+    model = course.resolve_model(model or first.get("model"))
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace or first.get("workspace"))
+    save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption
 
     # >>> exercise 2: Take turns until one says stop
     while take_turn(state, client, model, workspace, trace):
-        pass
+        save(state)
+    save(state)  # the stop too: the transcript says how the run ended
     # <<< exercise 2
 
     return RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
                      turns=state.turn_count, usage=state.usage, workspace=str(workspace),
-                     messages=state.messages, transitions=state.transitions)
+                     messages=state.messages, transitions=state.transitions, transcript=str(state.transcript or ""))
 # --8<-- [end:run]
+
+
+# --8<-- [start:save]
+# State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
+INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
+               "so it may or may not have happened; check before repeating it")
+
+
+def save(state: LoopState, **facts) -> None:
+    """Append what changed since the last save to the transcript, durably. A run killed after this
+    line is resumed from it; ``facts`` (the stage, model and workspace) go on the first line."""
+    if state.transcript is None:
+        return
+    # "from": where in the history this line's messages go (0 after a stage rewrote the history).
+    course.transcript.append(state.transcript, dict(
+        facts, turn=state.turn_count, usage=state.usage, stop_reason=state.stop_reason,
+        transitions=state.transitions[state.saved_transitions:],
+        messages=state.messages[state.saved_messages:], **{"from": state.saved_messages}))
+    state.saved_messages, state.saved_transitions = len(state.messages), len(state.transitions)
+
+
+def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]:
+    """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
+    if resume:
+        state, first = resumed(resume)
+        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        return state, first
+    if not task:
+        raise course.CourseError("give a task, or resume an earlier run")
+    state = LoopState(messages=[{"role": "user", "content": task}])
+    state.transcript = None if transcript is False else Path(transcript or course.transcript.new_path(STAGE))
+    return state, {}
+
+
+def resumed(which) -> tuple[LoopState, dict]:
+    """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
+    saved = course.transcript.load(course.transcript.find(which))
+    messages = saved.history()
+    transitions = [reason for record in saved.records for reason in record["transitions"]]
+    state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,
+                      usage=dict(saved.last["usage"]), transcript=saved.path,
+                      saved_messages=len(messages), saved_transitions=len(transitions))
+    answer_interrupted_calls(state, saved.last["stop_reason"])
+    return state, saved.named
+
+
+def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
+    """The calls of a run killed while they ran are answered as interrupted, never run again: a
+    write or a command happens twice only if the model, told so, decides to repeat it."""
+    last = state.messages[-1]
+    if last["role"] == "user":
+        return  # the results are saved (or it is the task): the model is simply asked again
+    # >>> exercise 3: Answer the calls a killed run left without a result
+    calls = [block for block in last["content"] if block["type"] == "tool_use"]
+    if not calls:
+        raise course.CourseError(f"this run ended with the model's own reply ({stop_reason or 'end_turn'}); "
+                                 "there is nothing to go on from: start a new run")
+    state.messages.append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED, "is_error": True} for call in calls]})
+    # <<< exercise 3
+# --8<-- [end:save]
 
 
 def main(argv=None) -> int:

@@ -160,6 +160,49 @@ print("stop_reason:", state.stop_reason, "| answer:", state.answer)
 # outage can go on later from where it was.
 
 # %% [markdown]
+# ## 5. Saved every step, resumed from the file
+#
+# Keeping the state in memory only helps while the process lives. s02 also writes it down: after
+# every step, `save()` appends what changed to the run's transcript, one JSON line per step, and
+# `run(resume=...)` loads it back and goes on. Here a run stops on an outage partway (half the
+# calls fail, with the SDK's retries off); each line of its transcript holds the turn, the stop
+# reason and the messages it added.
+
+# %%
+import json
+from pathlib import Path
+
+flaky = course.make_client("offline", faults=course.Faults(rate=0.5, seed=2), max_retries=0)
+stopped = agent.run(REPORT_TASK, client=flaky, model="offline")
+print("stop_reason:", stopped.stop_reason, "| turns:", stopped.turns, "| saved in:", Path(stopped.transcript).name)
+for line in Path(stopped.transcript).read_text(encoding="utf-8").splitlines():
+    record = json.loads(line)
+    print(f"turn {record['turn']}  stop_reason={record['stop_reason']}  added:",
+          [block.get("type", "text") for message in record["messages"]
+           for block in (message["content"] if isinstance(message["content"], list) else [{"type": "task"}])])
+
+# %% [markdown]
+# The API is back. `resume=` takes the transcript's path, its run id (the file's stem) or `"last"`,
+# and goes on in the run's own workspace: the calls already answered are not made again.
+
+# %%
+finished = agent.run(resume=stopped.transcript, trace=course.TracePrinter())
+print("stop_reason:", finished.stop_reason, "| turns in all:", finished.turns)
+print("report.txt:", (Path(finished.workspace) / "report.txt").read_text(encoding="utf-8"))
+
+# %% [markdown]
+# A process killed while it writes a line leaves that last line torn. Loading ignores it (and
+# the next save cuts it off); every line before it is whole. Tear one on purpose:
+
+# %%
+path = Path(finished.transcript)
+whole = path.read_bytes()
+path.write_bytes(whole[:-20])      # killed 20 bytes before the end of the last line
+loaded = course.transcript.load(path)
+print(len(loaded.records), "lines loaded;", loaded.torn_bytes, "bytes of a torn last line ignored")
+path.write_bytes(whole)
+
+# %% [markdown]
 # ## Run it on Claude (or a local model)
 #
 # Set `ANTHROPIC_API_KEY` before starting Jupyter (or restart the kernel after setting it), and
@@ -184,7 +227,8 @@ else:
 #
 # The exercises of this stage are the regions of `s02/agent.py` marked `# >>> exercise N`:
 # 1. *Record why the loop goes on* (the end of `take_turn`);
-# 2. *Take turns until one says stop* (the loop of `run`).
+# 2. *Take turns until one says stop* (the loop of `run`);
+# 3. *Answer the calls a killed run left without a result* (the end of `answer_interrupted_calls`).
 #
 # In a terminal, from the repository's root, these two commands write your own copy with those
 # regions emptied (the first) and grade it (the second):

@@ -228,6 +228,9 @@ class LoopState:
     usage: dict = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
     stop_reason: StopReason | None = None
     answer: str = ""
+    transcript: Path | None = None   # where the state is saved, step by step (None: not saved)
+    saved_messages: int = 0          # how much of the history and of the transitions the transcript holds
+    saved_transitions: int = 0
     explanation: str = ""   # why the run ended, in one line
 
 
@@ -243,6 +246,7 @@ class RunResult:
     workspace: str
     messages: list
     transitions: list[Transition]
+    transcript: str        # the saved run: resume it with --resume RUN (its id, the file's stem)
     tool_calls: dict       # {tool: calls}
     tool_errors: dict      # {tool: failed calls}
     duration_s: float
@@ -263,6 +267,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     add_usage(state.usage, reply.usage)
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
+    save(state)  # the calls are on disk before they run: a killed run will not run them twice
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if reply.stop_reason in ("max_tokens", "refusal"):
         # A cut tool_use has unfinished arguments: answer it without running it.
@@ -344,6 +349,65 @@ def add_usage(total: dict, usage) -> None:
 # --8<-- [end:turn]
 
 
+# --8<-- [start:save]
+# State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
+INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
+               "so it may or may not have happened; check before repeating it")
+
+
+def save(state: LoopState, **facts) -> None:
+    """Append what changed since the last save to the transcript, durably. A run killed after this
+    line is resumed from it; ``facts`` (the stage, model and workspace) go on the first line."""
+    if state.transcript is None:
+        return
+    # "from": where in the history this line's messages go (0 after a stage rewrote the history).
+    course.transcript.append(state.transcript, dict(
+        facts, turn=state.turn_count, usage=state.usage, stop_reason=state.stop_reason,
+        transitions=state.transitions[state.saved_transitions:],
+        messages=state.messages[state.saved_messages:], **{"from": state.saved_messages}))
+    state.saved_messages, state.saved_transitions = len(state.messages), len(state.transitions)
+
+
+def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]:
+    """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
+    if resume:
+        state, first = resumed(resume)
+        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        return state, first
+    if not task:
+        raise course.CourseError("give a task, or resume an earlier run")
+    state = LoopState(messages=[{"role": "user", "content": task}])
+    state.transcript = None if transcript is False else Path(transcript or course.transcript.new_path(STAGE))
+    return state, {}
+
+
+def resumed(which) -> tuple[LoopState, dict]:
+    """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
+    saved = course.transcript.load(course.transcript.find(which))
+    messages = saved.history()
+    transitions = [reason for record in saved.records for reason in record["transitions"]]
+    state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,
+                      usage=dict(saved.last["usage"]), transcript=saved.path,
+                      saved_messages=len(messages), saved_transitions=len(transitions))
+    answer_interrupted_calls(state, saved.last["stop_reason"])
+    return state, saved.named
+
+
+def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
+    """The calls of a run killed while they ran are answered as interrupted, never run again: a
+    write or a command happens twice only if the model, told so, decides to repeat it."""
+    last = state.messages[-1]
+    if last["role"] == "user":
+        return  # the results are saved (or it is the task): the model is simply asked again
+    calls = [block for block in last["content"] if block["type"] == "tool_use"]
+    if not calls:
+        raise course.CourseError(f"this run ended with the model's own reply ({stop_reason or 'end_turn'}); "
+                                 "there is nothing to go on from: start a new run")
+    state.messages.append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED, "is_error": True} for call in calls]})
+# --8<-- [end:save]
+
+
 # --8<-- [start:metrics]
 def tool_metrics(messages: list) -> tuple[dict, dict]:
     """Calls and failures per tool, from the history: which tool fails how often ("Building an agent loop yourself")."""
@@ -366,25 +430,29 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 
 # --8<-- [start:run]
-def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None,
+def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
         max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
-        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None) -> RunResult:
-    """Take turns until one says stop; the result says why, and the runs log remembers it."""
+        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None,
+        resume=None, transcript=None) -> RunResult:
+    """Take turns until one says stop, saving the state after each step; the result says why, and the
+    runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
     limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
-    model = course.resolve_model(model)
-    client = client or course.make_client(model)
-    workspace = course.prepare_workspace(workspace)
     trace = trace or (lambda kind, payload: None)
-    state = LoopState(messages=[{"role": "user", "content": task}])
+    state, first = start(task, resume, transcript, trace)
+    model = course.resolve_model(model or first.get("model"))
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace or first.get("workspace"))
+    save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption
     started = time.perf_counter()
 
     while take_turn(state, client, model, workspace, limits, trace):
-        pass
+        save(state)
+    save(state)  # the stop too: the transcript says how the run ended
 
     calls, errors = tool_metrics(state.messages)
     result = RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
                        explanation=state.explanation, turns=state.turn_count, usage=state.usage, workspace=str(workspace),
-                       messages=state.messages, transitions=state.transitions, tool_calls=calls,
+                       messages=state.messages, transitions=state.transitions, transcript=str(state.transcript or ""), tool_calls=calls,
                        tool_errors=errors, duration_s=round(time.perf_counter() - started, 4))
     log_run(result, task, runs_log)
     return result

@@ -88,6 +88,18 @@ print("explanation:", limited.explanation)
 # here it wrote none.
 
 # %% [markdown]
+# A limit stops a run; it does not lose it. The run was saved step by step (s02's transcript), so
+# the person who set the limit can raise it and go on: `resume=` takes the limits given *now*,
+# while the turns already taken and the tokens already used still count.
+
+# %%
+again = agent.run(resume=limited.transcript, max_turns=8)
+print("resumed with the same limit:", again.stop_reason, "| turns:", again.turns)
+raised = agent.run(resume=limited.transcript, max_turns=40)
+print("resumed with max_turns=40: ", raised.stop_reason, "| turns:", raised.turns)
+print("answer:", raised.answer)
+
+# %% [markdown]
 # ## 3. The token budget
 #
 # A turn limit counts calls; a budget counts what they cost. The budget is checked against the

@@ -203,6 +203,46 @@ for shape, text in TEXTS.items():
 # reads a file; s06 puts every call, written as text or not, through the same permission gate.
 
 # %% [markdown]
+# ## 5. A reply cut at `max_tokens`, recovered
+#
+# s03 ends the run on any cut reply. `offline-verbose` thinks aloud for over a thousand tokens
+# before each call, so at `max_tokens=1024` its call never arrives. s04 asks again with twice the
+# room (up to `MAX_TOKENS_CEILING`), as Anthropic's documentation on stop reasons advises. The
+# notes of the trace say when:
+
+# %%
+TOTAL_TASK = "Read sample.txt and compute the total price"
+print("s03:", s03.run(TOTAL_TASK, model="offline-verbose").explanation)
+notes = []
+verbose = agent.run(TOTAL_TASK, model="offline-verbose",
+                    trace=lambda kind, payload: notes.append(payload) if kind == "note" else None)
+print("s04:", verbose.stop_reason, "| turns:", verbose.turns, "| answer ends:", verbose.answer[-40:])
+print(*notes, sep="\n")
+
+# %% [markdown]
+# A reply can also be cut *after* a whole call: a small local model wrote one valid call, then
+# kept writing until the cut. The call before the cut is whole, so s04 runs it without asking
+# again. A scripted model shows it (the offline model cuts its reply at the request's
+# `max_tokens`); and a reply that copies its prompt back is explained as what it is:
+
+# %%
+from course.offline import Reply
+
+def rambling(body):
+    if len(body["messages"]) > 1:
+        return Reply().text("There are five files.")
+    return Reply().text("I'll list the files.").call("list_files", path=".").text("and then some more, " * 500)
+
+ran = agent.run("List the files", client=course.make_client(behaviour=rambling), model="offline")
+print("whole call then rambling:", ran.stop_reason, "| first result:", ran.messages[2]["content"][0]["content"][:60])
+
+def echo(body):
+    return Reply().text((body["system"] + " " + body["messages"][0]["content"] + " ") * 100)
+
+echoed = agent.run("List the files", client=course.make_client(behaviour=echo), model="offline")
+print("an echo of the prompt:   ", echoed.stop_reason, "|", echoed.explanation)
+
+# %% [markdown]
 # ## Run it on Claude (or a local model)
 #
 # Claude calls tools through `tool_use` blocks and rarely misspells a path, so the faulty callers

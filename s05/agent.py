@@ -45,6 +45,10 @@ import course
 
 STAGE = "s05"
 MAX_TOKENS = 1024
+# A reply cut at max_tokens before any whole call is asked again with twice the room, up to this
+# (1024 -> 2048 -> 4096 -> 8192: three more calls at most, each billed). Every current Claude
+# model can write 8192 tokens; a reply still cut there is not a tool call worth waiting for.
+MAX_TOKENS_CEILING = 8192
 MAX_RESULT_CHARS = 4000  # longer tool output is cut: it would ride along in every later request
 KEEP_RESULTS = 2          # the latest tool results stay whole; older ones are masked
 CLEAR_TRIGGER = 8_000     # estimated prompt tokens above which old tool results are masked...
@@ -288,14 +292,14 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back.
 
     Cache breakpoints mark where a prefix that a later call sends again unchanged ends: the system
     block (tools and system never change), and the ones ``with_breakpoints`` puts in the history.
     """
     system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
-    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=system,
+    return client.messages.create(model=model, max_tokens=max_tokens, system=system,
                                   tools=TOOLS, messages=with_breakpoints(messages))
 
 
@@ -380,6 +384,9 @@ class LoopState:
                                                  "cache_read_input_tokens": 0})
     stop_reason: StopReason | None = None
     answer: str = ""
+    transcript: Path | None = None   # where the state is saved, step by step (None: not saved)
+    saved_messages: int = 0          # how much of the history and of the transitions the transcript holds
+    saved_transitions: int = 0
     explanation: str = ""   # why the run ended, in one line
     peak_prompt_tokens: int = 0   # the largest prompt sent: what must fit in the context window
 
@@ -396,6 +403,7 @@ class RunResult:
     workspace: str
     messages: list
     transitions: list[Transition]
+    transcript: str        # the saved run: resume it with --resume RUN (its id, the file's stem)
     tool_calls: dict       # {tool: calls}
     tool_errors: dict      # {tool: failed calls}
     duration_s: float
@@ -411,7 +419,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
         return stop(state, limit[0], "", trace, limit[1])
     try:
         prune(state, client, model, trace)                            # keep the prompt small
-        reply = ask(client, model, state.messages)                    # 1. ask
+        reply = ask_for_whole_reply(state, client, model, trace)      # 1. ask (again, with room, if cut)
     except anthropic.APIError as error:  # retries are spent: end the run, keep the history
         return stop(state, "api_error", "", trace, course.explain_api_error(error))
     state.turn_count += 1
@@ -419,12 +427,14 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     state.peak_prompt_tokens = max(state.peak_prompt_tokens, prompt_size(reply.usage))
     state.messages.append(assistant_message(reply))                   # 2. record the reply
     trace("assistant", state.messages[-1])
+    save(state)  # the calls are on disk before they run: a killed run will not run them twice
     trace("usage", reply.usage)                                       # the trace shows what the call cost
-    calls = tool_calls(reply)                                         # 3. does it ask for tools?
-    if reply.stop_reason in ("max_tokens", "refusal"):
+    calls = whole_calls(reply)                                        # 3. does it ask for tools? (whole ones)
+    if reply.stop_reason == "refusal" or (reply.stop_reason == "max_tokens" and not has_whole_call(reply)):
+        why = why_it_ended(reply, state.messages[:-1])
         # A cut tool_use has unfinished arguments: answer it without running it.
-        answer_without_running(state, calls, f"not run: the reply ended with {reply.stop_reason}")
-        return stop(state, reply.stop_reason, text_of(reply), trace, CUT_OR_REFUSED[reply.stop_reason])
+        answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
+        return stop(state, reply.stop_reason, text_of(reply), trace, why)
     if not calls:
         written = calls_written_as_text(text_of(reply))
         if not written:
@@ -432,7 +442,8 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
         state.messages.append(text_calls_message(workspace, written))  # run them, and say so
         trace("tool_results", state.messages[-1])
         return checked_carry_on(state, limits, reply, "text_calls_recovered", trace)
-    results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
+    results = [tool_result(workspace, call) for call in calls]       # 4. act, on every whole call
+    results += [cut_call_result(call) for call in cut_call(reply)]   #    a call cut short is answered, not run
     state.messages.append({"role": "user", "content": results})      # 5. write every result back
     trace("tool_results", state.messages[-1])
     return checked_carry_on(state, limits, reply, "tool_results_written", trace)
@@ -454,7 +465,8 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 
 
 CUT_OR_REFUSED = {
-    "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
+    "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
+                   "whole tool call; ask for a shorter answer, or split the task"),
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
 
@@ -530,6 +542,141 @@ def prompt_size_of(total: dict) -> int:
 # --8<-- [end:turn]
 
 
+# --8<-- [start:save]
+# State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
+INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
+               "so it may or may not have happened; check before repeating it")
+
+
+def save(state: LoopState, **facts) -> None:
+    """Append what changed since the last save to the transcript, durably. A run killed after this
+    line is resumed from it; ``facts`` (the stage, model and workspace) go on the first line."""
+    if state.transcript is None:
+        return
+    # "from": where in the history this line's messages go (0 after a stage rewrote the history).
+    course.transcript.append(state.transcript, dict(
+        facts, turn=state.turn_count, usage=state.usage, stop_reason=state.stop_reason,
+        transitions=state.transitions[state.saved_transitions:],
+        messages=state.messages[state.saved_messages:], **{"from": state.saved_messages}))
+    state.saved_messages, state.saved_transitions = len(state.messages), len(state.transitions)
+
+
+def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]:
+    """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
+    if resume:
+        state, first = resumed(resume)
+        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        return state, first
+    if not task:
+        raise course.CourseError("give a task, or resume an earlier run")
+    state = LoopState(messages=[{"role": "user", "content": task}])
+    state.transcript = None if transcript is False else Path(transcript or course.transcript.new_path(STAGE))
+    return state, {}
+
+
+def resumed(which) -> tuple[LoopState, dict]:
+    """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
+    saved = course.transcript.load(course.transcript.find(which))
+    messages = saved.history()
+    transitions = [reason for record in saved.records for reason in record["transitions"]]
+    state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,
+                      usage=dict(saved.last["usage"]), transcript=saved.path,
+                      saved_messages=len(messages), saved_transitions=len(transitions))
+    answer_interrupted_calls(state, saved.last["stop_reason"])
+    return state, saved.named
+
+
+def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
+    """The calls of a run killed while they ran are answered as interrupted, never run again: a
+    write or a command happens twice only if the model, told so, decides to repeat it."""
+    last = state.messages[-1]
+    if last["role"] == "user":
+        return  # the results are saved (or it is the task): the model is simply asked again
+    calls = [block for block in last["content"] if block["type"] == "tool_use"]
+    if not calls:
+        raise course.CourseError(f"this run ended with the model's own reply ({stop_reason or 'end_turn'}); "
+                                 "there is nothing to go on from: start a new run")
+    state.messages.append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED, "is_error": True} for call in calls]})
+# --8<-- [end:save]
+
+
+# --8<-- [start:cut]
+# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
+# response; a tool_use cut short must be asked for again with a larger max_tokens
+# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
+# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
+ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
+        "chat template (a base model, or a server without the model's template, does this)")
+ECHO_RUN = 8  # words in a row that count as copied when the request holds them too
+
+
+def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
+    """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
+    ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
+    max_tokens = MAX_TOKENS
+    reply = ask(client, model, state.messages, max_tokens)
+    while (reply.stop_reason == "max_tokens" and not has_whole_call(reply) and max_tokens < MAX_TOKENS_CEILING
+           and not repeats_the_prompt(text_of(reply), state.messages)):
+        add_usage(state.usage, reply.usage)  # the cut reply is dropped, but it was billed
+        max_tokens = min(2 * max_tokens, MAX_TOKENS_CEILING)
+        trace("note", f"the reply was cut at max_tokens before any whole call: asking again with max_tokens={max_tokens}")
+        reply = ask(client, model, state.messages, max_tokens)
+    return reply
+
+
+def cut_call(reply: anthropic.types.Message) -> list:
+    """The tool_use the reply was cut in: its last block, when it stopped at max_tokens. Its input is unfinished."""
+    last = reply.content[-1] if reply.content else None
+    return [last] if reply.stop_reason == "max_tokens" and last is not None and last.type == "tool_use" else []
+
+
+def whole_calls(reply: anthropic.types.Message) -> list:
+    """The tool_use blocks of a reply, less the one it was cut in."""
+    return [call for call in tool_calls(reply) if call not in cut_call(reply)]
+
+
+def has_whole_call(reply: anthropic.types.Message) -> bool:
+    """Something whole to act on: a tool_use before the cut, or (with no tool_use) a complete call written as text."""
+    return bool(whole_calls(reply)) or (not tool_calls(reply) and bool(calls_written_as_text(text_of(reply))))
+
+
+def cut_call_result(call) -> dict:
+    return {"type": "tool_result", "tool_use_id": call.id, "is_error": True,
+            "content": failure("cut_off", f"your reply was cut at max_tokens inside this {call.name} call, so it was not run",
+                               "make the call again, in a shorter reply")}
+
+
+def repeats_the_prompt(text: str, messages: list) -> bool:
+    """Most of a reply copied from the request: what a small local base model did until max_tokens
+    (62 of 103 calls, measured with Gemma 3 270M behind llama.cpp). Counted in runs of ECHO_RUN words."""
+    words = text.split()
+    runs = [" ".join(words[i:i + ECHO_RUN]) for i in range(len(words) - ECHO_RUN + 1)]
+    if not runs:
+        return False
+    request = " ".join(" ".join([SYSTEM_PROMPT, json.dumps(TOOLS, ensure_ascii=False)] + texts_in(messages)).split())
+    return sum(run in request for run in runs) * 2 > len(runs)
+
+
+def texts_in(messages: list) -> list[str]:
+    """The text the user side of a request carries: the task, tool results, notes. (A model that
+    says again what it said before is wordy, not echoing its prompt.)"""
+    texts = []
+    for message in (message for message in messages if message["role"] == "user"):
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            texts.append(block.get("text") or str(block.get("content") or ""))
+    return texts
+
+
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
+    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
+        return ECHO
+    return CUT_OR_REFUSED[reply.stop_reason]
+# --8<-- [end:cut]
+
+
 # --8<-- [start:prune]
 def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> None:
     """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
@@ -542,6 +689,7 @@ def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> N
     if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
         trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens; "
                       "the cache is written again from the first message")
+        state.saved_messages = 0  # the history was rewritten: the next save writes it whole
 
 
 def mask_old_results(messages: list, keep: int, at_least: int = 0) -> int:
@@ -642,25 +790,29 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 
 # --8<-- [start:run]
-def run(task: str, *, client=None, model: str | None = None, workspace=None, trace=None,
+def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
         max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
-        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None) -> RunResult:
-    """Take turns until one says stop; the result says why, and the runs log remembers it."""
+        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None,
+        resume=None, transcript=None) -> RunResult:
+    """Take turns until one says stop, saving the state after each step; the result says why, and the
+    runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
     limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
-    model = course.resolve_model(model)
-    client = client or course.make_client(model)
-    workspace = course.prepare_workspace(workspace)
     trace = trace or (lambda kind, payload: None)
-    state = LoopState(messages=[{"role": "user", "content": task}])
+    state, first = start(task, resume, transcript, trace)
+    model = course.resolve_model(model or first.get("model"))
+    client = client or course.make_client(model)
+    workspace = course.prepare_workspace(workspace or first.get("workspace"))
+    save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption
     started = time.perf_counter()
 
     while take_turn(state, client, model, workspace, limits, trace):
-        pass
+        save(state)
+    save(state)  # the stop too: the transcript says how the run ended
 
     calls, errors = tool_metrics(state.messages)
     result = RunResult(stage=STAGE, model=model, answer=state.answer, stop_reason=state.stop_reason,
                        explanation=state.explanation, turns=state.turn_count, usage=state.usage, workspace=str(workspace),
-                       messages=state.messages, transitions=state.transitions, tool_calls=calls,
+                       messages=state.messages, transitions=state.transitions, transcript=str(state.transcript or ""), tool_calls=calls,
                        tool_errors=errors, duration_s=round(time.perf_counter() - started, 4),
                        peak_prompt_tokens=state.peak_prompt_tokens)
     log_run(result, task, runs_log)

@@ -43,6 +43,7 @@ def offline_environment(request, monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", str(tmp_path / "runs.jsonl"))
     monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    monkeypatch.setenv("AGENT_COURSE_TRANSCRIPTS", str(tmp_path / "transcripts"))
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     # Fresh workspaces (course.prepare_workspace) go under this test's tmp_path, which pytest cleans,
     # instead of piling up in the system's temporary folder.

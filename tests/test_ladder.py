@@ -23,8 +23,9 @@ total        stopped    completed  completed          completed             comp
 find         completed  completed  completed          completed             completed          completed          completed
 looping      stopped    runaway    runaway            stopped:no_progress   stopped:no_progress  stopped:no_progress  stopped:no_progress
 long-budget  stopped    runaway    runaway            stopped:token_budget  stopped:token_budget  stopped:token_budget  stopped:token_budget
-cut          stopped    stopped    stopped            stopped:max_tokens    stopped:max_tokens  stopped:max_tokens  stopped:max_tokens
-outage       crashed    crashed    stopped:api_error  stopped:api_error     stopped:api_error  stopped:api_error  stopped:api_error
+cut          stopped    stopped    stopped            stopped:max_tokens    completed          completed          completed
+outage       crashed    crashed    completed          completed             completed          completed          completed
+killed       stopped    crashed    completed          completed             completed          completed          completed
 typo         stopped    runaway    runaway            stopped:no_progress   completed          completed          completed
 unknown-tool stopped    runaway    runaway            stopped:no_progress   completed          completed          completed
 bad-args     stopped    runaway    runaway            stopped:no_progress   completed          completed          completed

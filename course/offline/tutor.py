@@ -7,6 +7,8 @@ What it models is a good tool-using model, as the course's sources describe one:
 * it answers from the tool results in the history, never from assumptions about the workspace;
 * it recovers from a failed call only when the error says how (a nearest name, a list of
   tools); after a bare "Error" it reports the failure instead of guessing;
+* told that a call was interrupted and may have happened (a resumed run), it checks before
+  repeating: a read is made again, a write is read back and made again only if it did not happen;
 * outside its task families it says what it is and what it can do.
 
 It knows tools by the names the course's tool table uses (``list_files``, ``read_file``,
@@ -37,6 +39,8 @@ QUOTED = re.compile(r"[\"'「『“‘]([^\"'」』”’\n]{1,40})[\"'」』”
 WORD_AFTER = re.compile(r"\b(?:mentions?|contains?|containing|word|for)\s+(?:the\s+word\s+)?([\w-]+)", re.I)
 UNIT_PRICE = re.compile(r"(?:単価|unit price)\D{0,12}?(\d[\d,]*)", re.I)
 QUANTITY = re.compile(r"(?:数量|個数|quantity|qty)\D{0,12}?(\d[\d,]*)", re.I)
+# The harness's word for a call whose result was lost when its run was stopped (s02 on, on resume).
+INTERRUPTED = re.compile(r"\binterrupted\b.*\bmay (?:or may not )?have happened", re.I | re.S)
 HINT = re.compile(r"(?:nearest|did you mean|closest|similar)[^:\n]*:\s*['\"`]?([\w./-]+)", re.I)
 
 
@@ -113,6 +117,10 @@ def recover_from_error(c: Conversation) -> Reply | None:
     if not failed:
         return None
     call = failed[0]
+    if INTERRUPTED.search(call.result or ""):
+        return check_interrupted(c, call)
+    if call.name == "read_file" and checks_an_interrupted_write(c, call):
+        return None  # the file is not there: the write did not happen, and the task goes on to make it
     hint = HINT.search(call.result or "")
     if hint and "path" in call.input:
         corrected = dict(call.input, path=hint.group(1))
@@ -128,6 +136,43 @@ def recover_from_error(c: Conversation) -> Reply | None:
         f"I could not complete the task: {call.name} failed with \"{first_line}\", and the error does not say how to fix it.",
         f"仕事を完了できませんでした。{call.name} が「{first_line}」で失敗し、エラーには直し方が書かれていません。",
     ))
+
+
+def check_interrupted(c: Conversation, call: Call) -> Reply | None:
+    """A call the harness says was interrupted and may have happened: look before repeating it.
+
+    What a careful model does with such an error (the resumed runs of s02 on send it): a call that
+    only reads is simply made again, since reading twice changes nothing; a write is checked by
+    reading the file back, and counted as done if the file holds what was to be written
+    (``confirmed_write``); only a write that did not happen is made again.
+    """
+    if call.name != "write_file":
+        return Reply().text(c.say(
+            f"My {call.name} call was interrupted; it changes nothing, so I'll simply make it again.",
+            f"{call.name} の呼び出しが中断されました。何も変更しない呼び出しなので、もう一度行います。",
+        )).call(call.name, **call.input)
+    path = call.input.get("path", "")
+    if "read_file" in c.tools:
+        return Reply().text(c.say(
+            f"Writing {path} was interrupted and may have happened; I'll read it to check before writing again.",
+            f"{path} の書き込みが中断され、実行済みかもしれません。書き直す前に読んで確かめます。",
+        )).call("read_file", path=path)
+    return None
+
+
+def confirmed_write(c: Conversation, path: str) -> bool:
+    """An interrupted write of ``path`` that a later read shows to have happened (see check_interrupted)."""
+    interrupted = [call for call in c.results_of("write_file")
+                   if call.input.get("path") == path and INTERRUPTED.search(call.result or "")]
+    return any(read.result == call.input.get("content") and not read.failed
+               for call in interrupted for read in c.calls[c.calls.index(call) + 1:]
+               if read.name == "read_file" and read.input.get("path") == path and read.result is not None)
+
+
+def checks_an_interrupted_write(c: Conversation, read: Call) -> bool:
+    earlier = c.calls[:c.calls.index(read)]
+    return any(call.name == "write_file" and call.input.get("path") == read.input.get("path")
+               and INTERRUPTED.search(call.result or "") for call in earlier)
 
 
 def _already_handled(c: Conversation, call: Call) -> bool:
@@ -203,7 +248,7 @@ def write_report(c: Conversation) -> Reply:
     # The report is about files: folders (listed with a trailing "/") and the report itself are left out.
     names = [name for name in parse_listing(listed[-1].result) if name != "report.txt" and not name.endswith("/")]
     written = [call for call in c.results_of("write_file") if call.input.get("path") == "report.txt" and not call.failed]
-    if written:
+    if written or confirmed_write(c, "report.txt"):
         return Reply().text(c.say(
             f"I wrote report.txt: {len(names)} files ({', '.join(names)}).",
             f"report.txt を書きました: ファイル数 {len(names)}（{', '.join(names)}）。",

@@ -579,15 +579,18 @@ def _runs_log_elsewhere():
     """Runs made for the docs stay out of the learner's runs log (course/runlog.py); yields the one they use."""
     variable = "AGENT_COURSE_RUNS_LOG"
     previous = os.environ.get(variable)
+    transcripts = os.environ.get("AGENT_COURSE_TRANSCRIPTS")  # and out of the learner's runs/transcripts/
     with tempfile.TemporaryDirectory(prefix="agent-course-docs-") as folder:
         os.environ[variable] = str(Path(folder) / "runs.jsonl")
+        os.environ["AGENT_COURSE_TRANSCRIPTS"] = str(Path(folder) / "transcripts")
         try:
             yield Path(os.environ[variable])
         finally:
-            if previous is None:
-                os.environ.pop(variable, None)
-            else:
-                os.environ[variable] = previous
+            for name, value in ((variable, previous), ("AGENT_COURSE_TRANSCRIPTS", transcripts)):
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 BENCH = re.compile(r"^tokens turns=(?P<turns>\d+) show=(?P<show>plot|plot-cached|table)$")

@@ -1,0 +1,182 @@
+"""Transcripts: a run's state, saved as it goes, so that a stopped or killed run can be resumed.
+
+A stage (s02 on) saves its state after every step that changes it; this module is the file format
+and the finding of files, which the learner does not build.
+
+The format is JSON Lines, one object a line, appended; each line holds what changed since the
+line before it:
+
+* ``stage``, ``model``, ``workspace``: on the first line, and on the first line of each resumption;
+* ``turn``: the turn count; ``stop_reason``: why the run ended (null while it goes on);
+  ``usage``: the tokens used so far, in total;
+* ``transitions``: why the loop went on, for the turns this line ends;
+* ``messages``: the messages added to the history since the line before (the first line holds
+  the task), and ``from``: where they go in the history, which is the end unless the stage
+  rewrote the history (s05's summary), in which case the line holds the whole new history.
+
+Written so that a process killed at any instant leaves a file that loads: each line is written
+whole with one ``write`` to a file opened for appending, then flushed and ``fsync``-ed before the
+run goes on (a line the disk has not got is a step the run has not taken). A kill can still tear
+the last line; it is then detected (no newline at its end, or not JSON) and ignored, never trusted,
+and cut off before the next line is appended. A bad line anywhere else is corruption: loading
+refuses it, saying where.
+
+Where: ``$AGENT_COURSE_TRANSCRIPTS`` if set, else ``runs/transcripts/`` under the current folder;
+one file per run, named after the run: ``s02-20261130-101500-1a2b3c.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .models import CourseError
+
+ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
+SUFFIX = ".jsonl"
+# fsync makes a line survive a power cut or a crash of the system; a killed process loses nothing
+# the kernel already holds. It costs a few milliseconds a line, so a test that kills no machine
+# (hundreds of runs against API faults) may turn it off; nothing else should.
+DURABLE = True
+_sizes: dict[Path, int] = {}  # the size each transcript had after this process's last line
+
+
+def folder() -> Path:
+    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "transcripts")
+
+
+def new_path(stage: str) -> Path:
+    """A fresh transcript for a new run of ``stage``; the run's id is the file's stem."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return folder() / f"{stage}-{stamp}-{secrets.token_hex(3)}{SUFFIX}"
+
+
+def run_id(path: Path) -> str:
+    return Path(path).stem
+
+
+def append(path: str | Path, record: dict) -> None:
+    """Append one line and make it durable before returning."""
+    path = Path(path)
+    created = not path.exists()
+    if created:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif _sizes.get(path) != path.stat().st_size:  # written by another process since: check its end
+        cut_torn_end(path)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    with path.open("ab") as file:
+        file.write(line)
+        file.flush()
+        _sizes[path] = file.tell()
+        if DURABLE:
+            os.fsync(file.fileno())
+    if created and DURABLE:  # the new file's name is durable too, not only its bytes
+        _fsync_folder(path.parent)
+
+
+def _fsync_folder(path: Path) -> None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:  # some systems cannot open a folder; the file's own fsync still holds
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+@dataclass
+class Loaded:
+    """A transcript as read back: its good lines, and how many bytes of a torn last line were ignored."""
+
+    path: Path
+    records: list[dict]
+    torn_bytes: int = 0
+    good_bytes: int = 0
+
+    @property
+    def last(self) -> dict:
+        return self.records[-1]
+
+    @property
+    def named(self) -> dict:
+        """The last line that names the run (stage, model, workspace): its start, or its latest resumption."""
+        return next((record for record in reversed(self.records) if "model" in record), {})
+
+    def history(self) -> list:
+        """The messages, line by line: each line's go at its ``from`` (the end, unless the history was rewritten)."""
+        messages: list = []
+        for record in self.records:
+            messages[record.get("from", len(messages)):] = record.get("messages", [])
+        return messages
+
+
+@dataclass
+class _Scan:
+    records: list = field(default_factory=list)
+    good_bytes: int = 0
+    torn_bytes: int = 0
+
+
+def _scan(path: Path) -> _Scan:
+    data = path.read_bytes()
+    scan, start = _Scan(), 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        line = data[start:] if end == -1 else data[start:end]
+        try:
+            record = json.loads(line.decode("utf-8")) if end != -1 else None
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            if end == -1 or end + 1 == len(data):  # the last line: torn by a kill, ignored
+                scan.torn_bytes = len(data) - start
+                return scan
+            raise CourseError(f"transcript {path} is damaged at line {len(scan.records) + 1} (byte {start}): "
+                              "not a JSON object; it was changed by something other than a run")
+        scan.records.append(record)
+        start = scan.good_bytes = end + 1
+    return scan
+
+
+def load(path: str | Path) -> Loaded:
+    path = Path(path)
+    scan = _scan(path)
+    if not scan.records:
+        raise CourseError(f"transcript {path} holds no complete line: the run was killed before its first step "
+                          "was saved; start it again")
+    return Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
+
+
+def cut_torn_end(path: Path) -> int:
+    """Cut a torn last line off before appending, so that it never sits in the middle. Returns its size."""
+    if not path.exists():
+        return 0
+    scan = _scan(path)
+    if scan.torn_bytes:
+        with path.open("r+b") as file:
+            file.truncate(scan.good_bytes)
+            file.flush()
+            if DURABLE:
+                os.fsync(file.fileno())
+    return scan.torn_bytes
+
+
+def find(which: str | Path) -> Path:
+    """The transcript named by ``which``: ``last`` (the newest), a run id, or a path."""
+    which = str(which)
+    if which == "last":
+        found = sorted(folder().glob(f"*{SUFFIX}"), key=lambda path: (path.stat().st_mtime_ns, path.name))
+        if not found:
+            raise CourseError(f"no run to resume: {folder()} holds no transcript; run a task first")
+        return found[-1]
+    for candidate in (Path(which).expanduser(), folder() / which, folder() / f"{which}{SUFFIX}"):
+        if candidate.is_file():
+            return candidate
+    raise CourseError(f"no run {which!r} to resume: give a run id from {folder()}, a transcript's path, or 'last'")
