@@ -57,7 +57,7 @@ def test_a_runs_under_30_percent_faults_all_complete_when_resumed(monkeypatch, t
             workspace = course.prepare_workspace()
             before = course.snapshot(workspace)
             options = {"runs_log": False} if stage != "s02" else {}
-            options.update({"ask": None, "audit_log": False} if stage == "s06" else {})
+            options.update({"approver": None, "audit_log": False} if stage == "s06" else {})
             transcript = tmp_path / f"run-{number}.jsonl"
             result, attempts = None, 0
             while attempts < MOST_RESUMES and (result is None or result.stop_reason == "api_error"):
@@ -89,7 +89,8 @@ def test_a_runs_under_30_percent_faults_all_complete_when_resumed(monkeypatch, t
 # ---------------------------------------------------------------- (b) SIGKILL
 
 KILLS = [("s02", 0), ("s03", 1), ("s04", 2), ("s05", 3), ("s06", 4), ("s02", 5)]
-TOOL_PAUSE_S = 0.03  # each tool is slowed a little, so that a kill lands inside the run
+TOOL_PAUSE_S = 0.03  # each tool is slowed a little, so that a kill lands inside a tool call too
+KILL_AFTER_STEPS = 4  # a run of the report task traces more steps than this before it ends
 
 
 def logging_writes(agent, log: Path, patch, pause: float = 0.0) -> None:
@@ -113,12 +114,11 @@ def run_in_child(agent, workspace: Path, transcript: Path, log: Path, ready: int
     try:
         with pytest.MonkeyPatch.context() as patch:
             logging_writes(agent, log, patch, TOOL_PAUSE_S)
-            def trace(kind, payload, told=[]):
-                if not told:  # the first step is saved: the kill may come from now on
-                    told.append(os.write(ready, b"s"))
+            def trace(kind, payload):  # one byte a trace event: the parent counts the run's steps
+                os.write(ready, b"s")
             agent.run(REPORT_TASK, workspace=workspace, trace=trace, transcript=transcript,
                       **({"runs_log": False} if hasattr(agent, "Limits") else {}),
-                      **({"ask": None, "audit_log": False} if hasattr(agent, "Gate") else {}))
+                      **({"approver": None, "audit_log": False} if hasattr(agent, "Gate") else {}))
     finally:
         os._exit(0)
 
@@ -139,11 +139,15 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
             os.close(ready)
             run_in_child(agent, workspace, transcript, log, told)
         os.close(told)
-        assert os.read(ready, 1) == b"s"
-        os.close(ready)
-        delay = random.Random(seed).uniform(0.0, 0.15)
+        # The kill lands after a seeded number of the run's first steps (every run has more than
+        # that), at a seeded instant within a tool's pause: mid-run by construction, not by luck.
+        chance = random.Random(seed)
+        steps, delay = chance.randint(1, KILL_AFTER_STEPS), chance.uniform(0.0, TOOL_PAUSE_S)
+        for _ in range(steps):
+            assert os.read(ready, 1) == b"s"
         time.sleep(delay)
         os.kill(child, signal.SIGKILL)
+        os.close(ready)
         _, status = os.waitpid(child, 0)
         killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         loaded = course.transcript.load(transcript)  # always loads, torn last line or not
@@ -152,13 +156,13 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
             with monkeypatch.context() as patch:
                 logging_writes(agent, log, patch)
                 result = agent.run(resume=transcript, **({"runs_log": False} if hasattr(agent, "Limits") else {}),
-                                   **({"ask": None, "audit_log": False} if hasattr(agent, "Gate") else {}))
+                                   **({"approver": None, "audit_log": False} if hasattr(agent, "Gate") else {}))
             assert result.stop_reason == "end_turn", (stage, result.stop_reason)
         assert_valid_history(course.transcript.load(transcript).history())
         assert reports_every_file({"answer": ""}, workspace, before)
         writes = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
         assert len(writes) == 1, f"{stage}: report.txt written {len(writes)} times"
-        assert killed
+        assert killed, (stage, status, loaded.last)
     print(f"\n(b) killed runs (stage, delay s, turn saved, stop saved, torn bytes): {killed_at}")
     assert sum(stop is None for _, _, _, stop, _ in killed_at) >= len(KILLS) - 1  # the kills landed mid-run
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import course
-from conftest import load_stage, scripted_client
+from helpers import load_stage, scripted_client
 
 s06 = load_stage("s06")
 pytestmark = pytest.mark.exercise(1, 2)  # every attack meets the sandbox (exercise 1) and the gate (exercise 2)

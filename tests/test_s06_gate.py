@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import load_stage, scripted_client
+from helpers import load_stage, scripted_client
 
 s06 = load_stage("s06")
 pytestmark = pytest.mark.exercise(2)  # every command decision reads its words through plain_words
