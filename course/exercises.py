@@ -31,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -120,10 +121,16 @@ def _comment_lines(source: str) -> list[tuple[int, str]]:
             if token.type == tokenize.COMMENT and not lines[token.start[0] - 1][:token.start[1]].strip()]
 
 
+# CPython 3.11's ast.parse is not safe in two threads at once ("SystemError: AST constructor recursion
+# depth mismatch", python/cpython#106905), and copies are graded side by side in threads.
+_PARSING = threading.Lock()
+
+
 def _statement_lines(source: str, filename: str) -> set[int]:
     """The lines where a statement begins; the others continue one (brackets, strings) and may sit anywhere."""
     try:
-        tree = ast.parse(source, filename)
+        with _PARSING:
+            tree = ast.parse(source, filename)
     except SyntaxError as error:
         raise CourseError(f"{filename}, line {error.lineno}: {error.msg}") from None
     return {node.lineno for node in ast.walk(tree) if isinstance(node, ast.stmt)}
