@@ -223,7 +223,7 @@ SCENARIOS: list[Scenario] = [
     # Measured on a small local model (Gemma 3 270M base through llama.cpp): course/offline/small_local.py.
     Scenario("echo", LIST_TASK, lists_every_file, model="offline-echo",
              shows="the prompt copied back until cut at max_tokens (measured on a small local model)"),
-    Scenario("rambling", REPORT_TASK, reports_every_file, model="offline-rambling", may_write=("report.txt",),
+    Scenario("rambling", REPORT_TASK, reports_every_file, model="offline-ramble-text", may_write=("report.txt",),
              shows="one complete call written as text, then more text until cut at max_tokens (measured)"),
     Scenario("stubborn", "Summarise memo.md", summarises("memo.md"), model="offline-stubborn", cap=LOOPING_CAP,
              shows="a misspelled path sent again whatever the error says, hints and all (measured)"),

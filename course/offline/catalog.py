@@ -58,10 +58,10 @@ MODELS: tuple[Model, ...] = (
     # Measured on a small local model (Gemma 3 270M base, llama.cpp): see small_local.py.
     Model("offline-echo", small_local.echo,
           "copies its prompt back until the reply is cut at max_tokens"),
-    Model("offline-rambling", small_local.rambling,
-          "writes one complete call as JSON text, then rambles until cut at max_tokens"),
-    Model("offline-rambling-tool-use", small_local.rambling_tool_use,
+    Model("offline-ramble", small_local.rambling,
           "sends one complete tool_use, then rambles until cut at max_tokens"),
+    Model("offline-ramble-text", small_local.rambling_text,
+          "writes one complete call as JSON text, then rambles until cut at max_tokens"),
     Model("offline-stubborn", small_local.stubborn,
           "misspells the file it reads and repeats the call, whatever the error says"),
     Model("offline-borrowing", small_local.borrowing,

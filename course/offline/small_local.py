@@ -8,7 +8,7 @@ template, does not support tools. What came back, and the model that reproduces 
 
 * ``offline-echo``: the prompt copied back until ``max_tokens`` (62 of the 103 calls were cut at
   1,024 tokens, most of them copying the request);
-* ``offline-rambling`` and ``offline-rambling-tool-use``: one complete, valid call, then more text
+* ``offline-ramble`` and ``offline-ramble-text``: one complete, valid call, then more text
   until the cut (written as JSON text, as that model did; or as a ``tool_use`` block, as a server
   that parses calls out of the text would return it);
 * ``offline-stubborn``: a failing call sent again, identical, whatever the error said (s04's
@@ -58,7 +58,7 @@ def echo(c: Conversation) -> Reply:
     return Reply().text("\n\n".join([prompt] * (copies + 1)))
 
 
-# ---------------------------------------------------------------- offline-rambling, offline-rambling-tool-use
+# ---------------------------------------------------------------- offline-ramble, offline-ramble-text
 
 def ramble(c: Conversation, name: str) -> str:
     """What came after the call: the model going on as if the tool had answered, sentence after
@@ -79,10 +79,10 @@ def first_call_then_ramble(c: Conversation, plan: Reply) -> Reply:
     return reply.text(ramble(c, calls[0]["name"]))
 
 
-def rambling_tool_use(c: Conversation) -> Reply:
+def rambling(c: Conversation) -> Reply:
     """Writes one complete call as a ``tool_use`` block, then keeps writing until cut at ``max_tokens``.
 
-    Measured (see ``rambling``): one complete, valid call, then text until the cut. This is the
+    Measured (see ``rambling_text``): one complete, valid call, then text until the cut. This is the
     same reply as a server that parses tool calls out of a model's text returns it: a complete
     ``tool_use`` block, then a text block cut at ``max_tokens``, and ``stop_reason: "max_tokens"``.
 
@@ -96,7 +96,7 @@ def rambling_tool_use(c: Conversation) -> Reply:
     return first_call_then_ramble(c, plan)
 
 
-def rambling(c: Conversation) -> Reply:
+def rambling_text(c: Conversation) -> Reply:
     """Writes one complete call as JSON text, then keeps writing until cut at ``max_tokens``.
 
     Measured: Gemma 3 270M (base) wrote one complete, valid call and then went on until the cut;
