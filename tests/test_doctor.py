@@ -138,3 +138,15 @@ def test_doctor_command_names_an_unknown_offline_model(capsys):
     assert main(["doctor", "--model", "offline-nonesuch"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "offline-echo" in err
+
+
+@pytest.mark.parametrize("offline_model, echoes", [("offline-echo", "yes"), ("offline", "no")])
+def test_the_doctor_reaches_a_local_server_through_anthropic_base_url(monkeypatch, offline_model, echoes):
+    """Real HTTP on loopback, a model name the course does not know: the path a learner's llama.cpp takes."""
+    from local_server import serving
+
+    with serving(offline_model) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        diagnosis = doctor.diagnose("gemma-3-270m")
+    assert diagnosis.where == f"the server at {url}"
+    assert {check.name: check.value for check in diagnosis.checks}["echoes the prompt"] == echoes
