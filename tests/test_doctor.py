@@ -150,3 +150,15 @@ def test_the_doctor_reaches_a_local_server_through_anthropic_base_url(monkeypatc
         diagnosis = doctor.diagnose("gemma-3-270m")
     assert diagnosis.where == f"the server at {url}"
     assert {check.name: check.value for check in diagnosis.checks}["echoes the prompt"] == echoes
+
+
+def test_the_docs_placeholder_shows_the_doctor_of_one_model_or_a_table_of_several():
+    from helpers import load_hook
+    hook = load_hook()
+    one = hook.expand("<!-- doctor offline-stubborn -->\n")
+    assert one.startswith("```text\ncourse doctor: offline-stubborn") and "sent read_file meom.md again" in one
+    table = hook.expand("<!-- doctor offline offline-echo -->\n").splitlines()
+    assert table[0] == "| check | `offline` | `offline-echo` |"
+    assert "| echoes the prompt | ok no | **!!** yes |" in table
+    with pytest.raises(Exception, match="offline model ids"):
+        hook.expand("<!-- doctor claude-sonnet-5 -->\n")
