@@ -7,10 +7,10 @@ or tool training, so these are the failures a learner meets when a local model, 
 template, does not support tools. What came back, and the model that reproduces each:
 
 * ``offline-echo``: the prompt copied back until ``max_tokens`` (62 of the 103 calls were cut at
-  1,024 tokens, most of them copying the request);
+  1,024 tokens);
 * ``offline-ramble`` and ``offline-ramble-text``: one complete, valid call, then more text
-  until the cut (written as JSON text, as that model did; or as a ``tool_use`` block, as a server
-  that parses calls out of the text would return it);
+  until the cut (written as JSON text, as a model without tool support writes it; or as a
+  ``tool_use`` block, as a server that parses calls out of the text returns it);
 * ``offline-stubborn``: a failing call sent again, identical, whatever the error said (s04's
   "nearest existing names" was never used);
 * ``offline-borrowing``: a file name taken from an example in the prompt instead of from the task,
@@ -43,15 +43,15 @@ def prompt_text(c: Conversation) -> str:
 def echo(c: Conversation) -> Reply:
     """Copies its prompt back, over and over, until the reply is cut at ``max_tokens``.
 
-    Measured: 62 of 103 calls of Gemma 3 270M (base) were cut at 1,024 tokens, and what they held
-    was mostly the request again. A base model continues the text it is given; with no chat
-    training, the likeliest continuation of a prompt is more of the prompt. s01 returned the copy
-    as its answer; s03 to s06 stopped at ``max_tokens``.
+    Measured: Gemma 3 270M (base) copied its prompt back until the cut; 62 of its 103 calls were
+    cut at 1,024 tokens. A base model continues the text it is given, and with no chat training
+    the likeliest continuation of a prompt is more of it. s01 returned the copy as its answer;
+    s03 to s06 stopped at ``max_tokens`` and advised raising MAX_TOKENS, which buys more copying.
 
     Here: the system prompt and the latest user text (the task, on the first turn), repeated
     until the reply is longer than ``max_tokens``; the offline model then cuts it, as the server
-    did. A simplification, said plainly: the real copies drifted (a line dropped, a role name
-    inserted); these are exact, so a copy is easy to recognise.
+    did. A simplification, said plainly: these copies are exact and always of the same two
+    parts; a real model's copy need not be.
     """
     prompt = prompt_text(c) or "(empty prompt)"
     copies = 1 + (c.max_tokens * 4) // max(len(prompt.encode("utf-8")), 1)
