@@ -102,7 +102,8 @@ class Probe:
         # A tool_use that is the last block of a cut reply was cut itself: its input is unfinished.
         complete = [block for index, block in enumerate(blocks) if block.type == "tool_use"
                     and not (self.cut and index == len(blocks) - 1)]
-        return ([(block.name, block.input, "tool_use") for block in complete]
+        # A server may send an input that is not an object: judged as a call with no arguments.
+        return ([(block.name, block.input if isinstance(block.input, dict) else {}, "tool_use") for block in complete]
                 + [(name, arguments, "text") for name, arguments in calls_in_text(self.text)])
 
 
@@ -221,11 +222,12 @@ def check_parallel(p: Probe) -> Check:
 
 
 def check_names(p: Probe) -> Check:
-    paths = [str(arguments.get("path")) for _, arguments, _ in p.calls()]
+    paths = [arguments.get("path") for _, arguments, _ in p.calls()]
     if not paths:
         return not_judged("uses the names the task gives", p)
     other = [path for path in paths if path not in ("memo.md", "todo.md")]
     saw = ("read " + ", ".join(dict.fromkeys(paths)) if not other else
+           "a call with no path" if other[0] is None else
            f"read {other[0]}: an example" if other[0] == EXAMPLE_FILE else f"read {other[0]}: not in the task")
     return Check("uses the names the task gives", yes(not other), not other, saw, p.seconds,
                  "it reads or writes names the task did not give: check what each run touched")

@@ -162,3 +162,12 @@ def test_the_docs_placeholder_shows_the_doctor_of_one_model_or_a_table_of_severa
     assert "| echoes the prompt | ok no | **!!** yes |" in table
     with pytest.raises(Exception, match="offline model ids"):
         hook.expand("<!-- doctor claude-sonnet-5 -->\n")
+
+
+def test_a_call_whose_input_is_not_an_object_is_judged_not_crashed_on():
+    def odd(body):
+        return [{"type": "tool_use", "id": "toolu_odd", "name": "read_file", "input": "memo.md"}] if body.get("tools") \
+            else [{"type": "text", "text": "Hello."}]
+
+    seen = {check.name: check for check in doctor.diagnose("local", client=course.make_client(behaviour=odd)).checks}
+    assert seen["returns tool_use blocks"].good and seen["uses the names the task gives"].saw == "a call with no path"
