@@ -134,3 +134,25 @@ def test_every_stage_from_s03_ends_a_run_on_these_models_with_a_named_reason_and
             **options))
         assert result["stop_reason"] and result["explanation"]
         assert_valid_history(result["messages"])
+
+
+def test_the_rambling_text_model_finishes_the_task_for_a_harness_that_runs_a_complete_call(workspace):
+    """The `rambling` row can be completed: s04, shown each cut reply as if it had ended normally,
+    runs the complete call written before the cut and goes on to write the report (the s04 change
+    of issue 14 does this for real; the lead re-pins the row once it is merged)."""
+    client = course.make_client("offline-ramble-text")
+    create = client.messages.create
+
+    def uncut(**request):
+        reply = create(**request)
+        if reply.stop_reason == "max_tokens":
+            reply.stop_reason = "end_turn"
+        return reply
+
+    client.messages.create = uncut
+    before = course.snapshot(workspace)
+    result = ladder.load_stage("s04").run(REPORT_TASK, client=client, model="offline-ramble-text", workspace=workspace,
+                                          runs_log=False)
+    assert (result.stop_reason, result.turns, result.transitions) == (
+        "end_turn", 3, ["text_calls_recovered", "text_calls_recovered"])
+    assert reports_every_file({}, workspace, before)
