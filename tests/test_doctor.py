@@ -171,3 +171,15 @@ def test_a_call_whose_input_is_not_an_object_is_judged_not_crashed_on():
 
     seen = {check.name: check for check in doctor.diagnose("local", client=course.make_client(behaviour=odd)).checks}
     assert seen["returns tool_use blocks"].good and seen["uses the names the task gives"].saw == "a call with no path"
+
+
+def test_doctor_command_says_in_one_line_that_no_server_answers(monkeypatch, capsys):
+    import socket
+    with socket.socket() as probe:  # a loopback port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    assert main(["doctor", "--model", "local"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: local on the server at http://127.0.0.1:{port} did not "
+                                                   "answer: could not reach the API")
