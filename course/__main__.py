@@ -9,6 +9,7 @@
     check STAGE DEST [-v]                                                       grade a student copy
     bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
     bench calls [--calls N] [--json]                                           one offline call's time, median
+    doctor [--model ID] [--json]                                               what a model does with the course's requests
 
 Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
 listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback.
@@ -164,6 +165,21 @@ def do_bench(args, _) -> int:
     return bench.tokens_command(**turns, as_json=args.json, plot=args.plot)
 
 
+# ---------------------------------------------------------------- doctor (course/doctor.py)
+
+def add_doctor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
+    parser.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+
+
+def do_doctor(args, _) -> int:
+    """Exit 0 when every check passes, 1 when one fails; a model that does not answer is an error (2)."""
+    from . import doctor
+    diagnosis = doctor.diagnose(args.model)
+    print(json.dumps(doctor.as_json(diagnosis), ensure_ascii=False) if args.json else doctor.table(diagnosis))
+    return 0 if diagnosis.healthy else 1
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -177,6 +193,7 @@ COMMANDS = {
     "exercise": ("write a student copy of a stage with its exercises stubbed out", add_exercise, do_exercise),
     "check": ("grade a student copy against the stage's pinned tests", add_check, do_check),
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
+    "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
 }
 
 

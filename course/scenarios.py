@@ -238,6 +238,15 @@ SCENARIOS: list[Scenario] = [
              may_write=("report.txt",), options={"approver": None, "audit_log": False}, watches_outside=True,
              shows="deletes, overwrites, writes outside, rm -rf and a chained rm on the way to a report "
                    "(“Building an agent loop yourself”)"),
+    # Measured on a small local model (Gemma 3 270M base through llama.cpp): course/offline/small_local.py.
+    Scenario("echo", LIST_TASK, lists_every_file, model="offline-echo",
+             shows="the prompt copied back until cut at max_tokens (measured on a small local model)"),
+    Scenario("rambling", REPORT_TASK, reports_every_file, model="offline-ramble-text", may_write=("report.txt",),
+             shows="one complete call written as text, then more text until cut at max_tokens (measured)"),
+    Scenario("stubborn", "Summarise memo.md", summarises("memo.md"), model="offline-stubborn", cap=LOOPING_CAP,
+             shows="a misspelled path sent again whatever the error says, hints and all (measured)"),
+    Scenario("borrowing", TOTAL_TASK, states_total_of("sample.txt"), model="offline-borrowing",
+             shows="the example file of a tool description read instead of the task's, its text repeated (measured)"),
 ]
 
 

@@ -13,8 +13,10 @@ import pytest
 import course
 from helpers import load_stage
 
-# Tests marked `live` talk to a real API; everything else must run with the network blocked.
+# Tests marked `live` talk to a real API, and tests marked `live_local` to the local server at
+# $ANTHROPIC_BASE_URL; everything else must run with the network blocked.
 LIVE_KEY = os.environ.get("ANTHROPIC_API_KEY")
+LOCAL_SERVER = os.environ.get("ANTHROPIC_BASE_URL")
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _real_connect = socket.socket.connect
 
@@ -28,15 +30,18 @@ def _loopback_only(sock, address):
 
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="live test: set ANTHROPIC_API_KEY to run it")
+    skip_local = pytest.mark.skip(reason="live local test: set ANTHROPIC_BASE_URL and MODEL_ID to run it")
     for item in items:
         if "live" in item.keywords and not LIVE_KEY:
             item.add_marker(skip)
+        if "live_local" in item.keywords and not LOCAL_SERVER:
+            item.add_marker(skip_local)
 
 
 @pytest.fixture(autouse=True)
 def offline_environment(request, monkeypatch, tmp_path):
     """Offline by default: no key, no model override, no base URL, no socket beyond loopback."""
-    if "live" in request.keywords:
+    if "live" in request.keywords or "live_local" in request.keywords:
         yield
         return
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):

@@ -32,6 +32,10 @@ bad-args     stopped    runaway    runaway            stopped:no_progress   comp
 text-calls   stopped    stopped    stopped            stopped:end_turn      completed          completed          completed
 flood        stopped    crashed    stopped:api_error  stopped:api_error     stopped:api_error  completed          completed
 reckless     stopped    damaged    damaged            damaged               damaged            damaged            completed
+echo         stopped    stopped    stopped:max_tokens stopped:max_tokens    stopped:max_tokens stopped:max_tokens stopped:max_tokens
+rambling     stopped    stopped    stopped:max_tokens stopped:max_tokens    completed          completed          completed
+stubborn     stopped    runaway    runaway            stopped:no_progress   stopped:no_progress  stopped:no_progress  stopped:no_progress
+borrowing    stopped    stopped    stopped:end_turn   stopped:end_turn      stopped:end_turn   stopped:end_turn   stopped:end_turn
 """
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import faulty_callers, flood, long_tasks, misbehaving, reckless, tutor
+from . import small_local
 from .behaviours import Behaviour
 
 FAMILY_PARAMETER = "N"
@@ -54,6 +55,17 @@ MODELS: tuple[Model, ...] = (
           "adds up the amounts of a folder, one file a turn: a task of about N turns"),
     Model("offline-flood-N", flood.flood,
           "counts the ERROR lines of a log folder, one large file a turn, at most N files"),
+    # Measured on a small local model (Gemma 3 270M base, llama.cpp): see small_local.py.
+    Model("offline-echo", small_local.echo,
+          "copies its prompt back until the reply is cut at max_tokens"),
+    Model("offline-ramble", small_local.rambling,
+          "sends one complete tool_use, then rambles until cut at max_tokens"),
+    Model("offline-ramble-text", small_local.rambling_text,
+          "writes one complete call as JSON text, then rambles until cut at max_tokens"),
+    Model("offline-stubborn", small_local.stubborn,
+          "misspells the file it reads and repeats the call, whatever the error says"),
+    Model("offline-borrowing", small_local.borrowing,
+          "reads the example file of the tool description, repeats the result back"),
 )
 
 

@@ -40,6 +40,7 @@ class Conversation:
     last_user_text: str = ""
     system: str = ""
     max_tokens: int = 1024
+    tool_table: list[dict] = field(default_factory=list)  # the tools as sent: names, descriptions, schemas
 
     @property
     def japanese(self) -> bool:
@@ -79,6 +80,7 @@ def read_request(body: dict) -> Conversation:
         tools=[tool["name"] for tool in body.get("tools") or []],
         system=system if isinstance(system, str) else _text_of(system),
         max_tokens=body.get("max_tokens", 1024),
+        tool_table=list(body.get("tools") or []),
     )
     pending: dict[str, Call] = {}
     for message in messages[1:]:

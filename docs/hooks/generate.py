@@ -52,6 +52,9 @@ so a placeholder works inside a content tab or an admonition):
   the ladder's rule holds (``course.ladder.rule_violations``).
 * ``<!-- scenarios -->``: a table of the ladder's scenarios (``course/scenarios.py``): the model,
   the task, and what each one shows.
+* ``<!-- doctor MODEL -->``: a ``text`` block with what ``python -m course doctor --model MODEL``
+  prints for that offline model (its times are this build's); ``<!-- doctor MODEL MODEL ... -->``:
+  one table of the doctor's checks, a column for each model.
 * ``<!-- exercises -->``: a table of every stage's exercise regions (``# >>> exercise N: TITLE``),
   read from the stage files by ``course.exercises``.
 
@@ -106,7 +109,7 @@ DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "bench")
+         "exercises", "bench", "doctor")
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>" + "|".join(KINDS) + r")\b(?P<arguments>.*?)-->[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
 STAGE = re.compile(r"^s\d\d$")
@@ -294,6 +297,8 @@ def generate(kind: str, arguments: str) -> str:
         return fenced("text", stats_report(words[0]))
     if kind == "bench":
         return bench(arguments)
+    if kind == "doctor":
+        return doctor(arguments)
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PluginError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
@@ -616,6 +621,21 @@ def bench(arguments: str) -> str:
                 f'src="data:image/svg+xml;base64,{image}">\n\n')
     report = [line for line in benchmark.report(result, markdown=True).splitlines() if not line.startswith("Wall time")]
     return "\n".join(report) + "\n\n"
+
+
+def doctor(arguments: str) -> str:
+    """``<!-- doctor MODEL [MODEL ...] -->``: course/doctor.py on offline models, run at build time."""
+    models = arguments.split()
+    if not models or not all(model.startswith("offline") for model in models):
+        raise PluginError(f"expected <!-- doctor MODEL [MODEL ...] --> with offline model ids, got {arguments!r}")
+    module = support_module("course.doctor", "<!-- doctor -->")
+    diagnoses = [module.diagnose(model) for model in models]
+    if len(diagnoses) == 1:
+        return fenced("text", module.table(diagnoses[0]) + "\n")
+    marks = {True: "ok", False: "**!!**", None: ""}
+    rows = [[check.name] + [f"{marks[d.checks[row].good]} {d.checks[row].value}".strip() for d in diagnoses]
+            for row, check in enumerate(diagnoses[0].checks)]
+    return markdown_table(["check"] + [f"`{model}`" for model in models], rows, align="l" * (len(models) + 1)) + "\n\n"
 
 
 def ladder() -> str:
