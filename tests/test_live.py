@@ -17,7 +17,7 @@ STAGES = ["s01", "s02", "s03", "s04", "s05", "s06"]
 @pytest.mark.live
 @pytest.mark.parametrize("stage", STAGES)
 def test_each_stage_on_the_default_model_lists_the_files(stage, workspace):
-    options = {"ask": None, "audit_log": False} if stage == "s06" else {}
+    options = {"approver": None, "audit_log": False} if stage == "s06" else {}
     result = course.as_dict(load_stage(stage).run("List the files in the workspace", workspace=workspace, **options))
     assert result["stop_reason"] == "end_turn"
     assert not result["model"].startswith("offline")

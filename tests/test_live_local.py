@@ -43,7 +43,7 @@ def fresh_workspace(tmp_path):
 def test_each_stage_ends_its_basic_task_on_the_local_model_without_crashing(stage, local_model, tmp_path):
     agent = ladder.load_stage(stage)
     client = course.capped(course.make_client(local_model), CAP)
-    options = ladder.accepted_options(agent.run, {"ask": None, "audit_log": False, "runs_log": False})
+    options = ladder.accepted_options(agent.run, {"approver": None, "audit_log": False, "runs_log": False})
     try:
         result = course.as_dict(agent.run(TASK, client=client, model=local_model, workspace=fresh_workspace(tmp_path),
                                           **options))

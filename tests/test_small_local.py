@@ -128,7 +128,7 @@ def test_every_stage_from_s03_ends_a_run_on_these_models_with_a_named_reason_and
     """The issue's measurement on the real model: no stage crashed, every run from s03 on ended with
     a named reason and a valid history."""
     for stage in ("s03", "s04", "s05", "s06"):
-        options = {"ask": None, "audit_log": False} if stage == "s06" else {}
+        options = {"approver": None, "audit_log": False} if stage == "s06" else {}
         result = course.as_dict(ladder.load_stage(stage).run(
             "Summarise memo.md", model=model, workspace=course.prepare_workspace(), runs_log=False,
             **options))
