@@ -483,7 +483,9 @@ RUNS_CODE_FROM_FILES = WRAPPERS | {"make", "gmake", "cmake", "ninja", "npm", "np
                                    "uv", "poetry", "cargo", "go", "gradle", "mvn", "ant", "rake", "bundle", "php",
                                    "perl", "lua", "Rscript", "java", "deno", "bun", "tsc", "pytest", "tox", "nox",
                                    "git", "hg", "svn", "tar", "zip", "unzip", "rsync", "gdb", "vim", "vi", "nvim",
-                                   "emacs", "less", "more", "man", "ed", "ex", "m4", "gawk", "mawk", "nawk", "jq"}
+                                   "emacs", "less", "more", "man", "ed", "ex", "m4", "gawk", "mawk", "nawk", "jq",
+                                   "dc", "bc", "sqlite3", "mysql", "psql", "expect", "julia", "swift", "ghc", "runghc",
+                                   "ocaml", "scala", "kotlin", "groovy", "elixir", "erl", "escript", "racket", "sbcl"}
 INTERPRETER = re.compile(r"(python|pypy|pip|node|ruby|perl|php|lua|tclsh|wish|guile|R)[0-9.]*")
 PRINTABLE_ASCII = re.compile(r"[ -~\t\n]*")
 
