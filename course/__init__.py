@@ -15,11 +15,11 @@ from .schema import argument_errors, describe_parameters
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
 from .offline import Faults
 from .trace import TracePrinter, shorten
-from .workspace import SAMPLE, prepare_workspace, snapshot
+from .workspace import SAMPLE, prepare_workspace, shown, snapshot
 
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "capped", "describe_parameters", "explain_api_error",
-    "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "snapshot",
+    "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "shown", "snapshot",
     "stage_main", "summary",
 ]

@@ -23,6 +23,12 @@ def prepare_workspace(workspace: str | Path | None = None) -> Path:
     return target.resolve()
 
 
+def shown(name: str) -> str:
+    """A file name as text that can be sent to the model. A name that is not UTF-8 reaches Python as
+    surrogate escapes, which no JSON encoder (nor the API) accepts: those bytes are shown as \\xNN."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def snapshot(workspace: Path) -> dict[str, bytes]:
     """Every file under ``workspace`` with its bytes: to compare before and after a run."""
     return {str(p.relative_to(workspace)): p.read_bytes() for p in sorted(workspace.rglob("*")) if p.is_file()}

@@ -102,7 +102,7 @@ TOOLS = [
 # Every tool takes the workspace first, then the arguments the model sent, and returns text.
 def list_files(workspace: Path, path: str = ".") -> str:
     folder = workspace / path
-    return "\n".join(entry.name + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
+    return "\n".join(course.shown(entry.name) + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
 
 
 def read_file(workspace: Path, path: str) -> str:
@@ -117,7 +117,7 @@ def write_file(workspace: Path, path: str, content: str) -> str:
 
 
 def search_files(workspace: Path, text: str) -> str:
-    matches = [str(file.relative_to(workspace)) for file in sorted(workspace.rglob("*"))
+    matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
                if file.is_file() and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
     return "\n".join(matches) or "(no matches)"
 
@@ -178,7 +178,13 @@ def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.ty
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
+    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
+    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
+    counted or compared."""
+    for block in reply.content:
+        if block.type == "tool_use" and not isinstance(block.name, str):
+            block.name = repr(block.name)
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 

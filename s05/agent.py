@@ -141,7 +141,7 @@ def existing(workspace: Path, path: str) -> Path:
     target = workspace / path
     if target.exists():
         return target
-    names = [str(p.relative_to(workspace)) for p in workspace.rglob("*")]
+    names = [course.shown(str(p.relative_to(workspace))) for p in workspace.rglob("*")]
     nearest = difflib.get_close_matches(path, names, n=3, cutoff=0.5)
     hint = f"nearest existing names: {', '.join(nearest)}" if nearest else "no similar name; call list_files to see what exists"
     raise ToolError("not_found", f"path {path!r} does not exist", hint)
@@ -152,7 +152,7 @@ def list_files(workspace: Path, path: str = ".") -> str:
     folder = existing(workspace, path)
     if not folder.is_dir():
         raise ToolError("not_a_folder", f"{path!r} is a file, not a folder", f"call read_file with path {path!r}")
-    return "\n".join(entry.name + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
+    return "\n".join(course.shown(entry.name) + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
 
 
 def read_file(workspace: Path, path: str, offset: int = 0) -> str:
@@ -175,7 +175,7 @@ def write_file(workspace: Path, path: str, content: str) -> str:
 
 
 def search_files(workspace: Path, text: str) -> str:
-    matches = [str(file.relative_to(workspace)) for file in sorted(workspace.rglob("*"))
+    matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
                if file.is_file() and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
     return "\n".join(matches) or "(no matches)"
 
@@ -335,7 +335,13 @@ def is_whole_result(block: dict) -> bool:
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike."""
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
+    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
+    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
+    counted or compared."""
+    for block in reply.content:
+        if block.type == "tool_use" and not isinstance(block.name, str):
+            block.name = repr(block.name)
     return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 

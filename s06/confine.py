@@ -10,17 +10,25 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
 - Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
   is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
   and writing it both fail; the rest of the workspace, new files included, stays writable.
-- Network (Landlock, ABI 4 and later): TCP connect and bind are refused. From ABI 6, the command
-  can neither signal a process outside its sandbox (the harness, for one) nor reach an abstract
-  unix socket made outside it.
+- Network (a network namespace, Landlock and seccomp): the command gets a network of its own with
+  only a loopback that is down, so no TCP, UDP or other IP packet leaves it, not even to 127.0.0.1;
+  Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter refuses
+  socket(AF_UNIX, ...), so no named unix socket (/tmp/x.sock, /var/run/docker.sock) can be reached:
+  Landlock does not check connect on a socket's path. From ABI 6, the command can neither signal a
+  process outside its sandbox (the harness, for one) nor reach an abstract unix socket made outside it.
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core.
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
   ended, `setsid` and double forks included, and counted in `stragglers`.
 
-What it does not cover: UDP and other non-TCP sockets (a command can still send a DNS query),
-named unix sockets inside the workspace, reading the system folders (/etc/passwd; run as root,
+What it does not cover: a unix socket handed down already open (none is: every inherited file is
+closed), 32-bit programs (the seccomp filter refuses their system calls, so they do not run), the
+seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named unix sockets stay
+reachable), reading the system folders (/etc/passwd; run as root,
 /etc/shadow too), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
-The process limit is not enforced for root. The command runs with no capabilities and
+The process limit is not enforced for root: the kernel exempts the real root user
+from RLIMIT_NPROC, and mapping root to another uid inside the user namespace does not change the
+real user it counts against (dropping to an unprivileged real uid would lose write access to a
+workspace that root owns). The command runs with no capabilities and
 `no_new_privs`, so setuid programs such as sudo gain nothing. What it costs: a program that writes
 to /tmp fails (point TMPDIR into the workspace), and one that reserves more than 1 GiB of address
 space at start (java, with its default heap) does not start.
@@ -29,7 +37,7 @@ How others do it. Claude Code's sandbox runs each command under bubblewrap on Li
 network namespaces; denied files covered by bind mounts, as here) and Seatbelt on macOS, and sends
 network traffic through a proxy that allows listed domains. Codex CLI used Landlock plus a seccomp
 filter that blocks network sockets on Linux, and Seatbelt on macOS; its current releases use
-bubblewrap for the files and keep seccomp. This module is smaller than either: no proxy, no seccomp,
+bubblewrap for the files and keep seccomp. This module is smaller than either: no proxy, one seccomp rule,
 standard library only, so that a learner can read all of it. Where the machine cannot confine
 (macOS, Windows, a kernel before 6.7, no user namespaces), `probe()` says why and the gate asks a
 person before every command: fail closed.
@@ -116,7 +124,8 @@ def _probe_machine() -> Confinement:
     if failure:
         return Confinement(False, f"{failure}: {NOT_CONFINED}")
     scoped = ", signals and abstract sockets scoped" if abi >= 6 else ""
-    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), hidden files masked in a private mount "
+    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), a network namespace, no unix sockets, "
+                             f"hidden files masked in a private mount "
                              f"namespace, rlimits, leftovers ended")
 
 
@@ -444,6 +453,8 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # required by landlock_restrict_self without CAP_SYS_ADMIN
             step = "cannot apply Landlock"
             _restrict_with_landlock(plan.grants, plan.abi)
+            step = "cannot apply the seccomp filter"
+            _refuse_unix_sockets()
         step = "cannot run /bin/sh"
         os.execve("/bin/sh", ["/bin/sh", "-c", plan.command], plan.environment)
     except BaseException as error:
@@ -498,7 +509,7 @@ def _close_inherited_files(keep: set[int]) -> None:
 # to itself, so files keep their owner); Landlock then forbids umount, so it cannot be undone.
 # Checked here both as root and as an unprivileged user (tests/test_confine.py runs both).
 
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
 MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 16384, 1 << 18, 1 << 21
 # A read-only remount inside a user namespace must keep the locked flags of the mount it came from.
@@ -539,7 +550,9 @@ def _stand_in_folder() -> str:
 
 def _enter_namespaces() -> None:
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    # A network namespace of its own: only a loopback, down, so UDP to 127.0.0.1 fails like TCP (man
+    # network_namespaces(7)); no interface of the machine is in it.
+    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as mapping:
             mapping.write(text)
@@ -655,6 +668,56 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
                "landlock_restrict_self")
     finally:
         os.close(ruleset)
+
+
+# ---------------------------------------------------------------- seccomp: no unix socket
+
+# Landlock (up to ABI 7) does not check connect() on a named unix socket, and the socket's path
+# may be anywhere (/var/run/docker.sock). A seccomp filter cannot read the address connect() is
+# given (a pointer), but it can read socket()'s first argument: refuse socket(AF_UNIX, ...), and
+# no unix socket can be made, so none can be connected. socketpair() stays allowed (it reaches
+# nothing). Sources: the kernel's seccomp_filter documentation
+# (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct seccomp_data
+# is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # AUDIT_ARCH_*, __NR_socket
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, X32_SYSCALL_BIT = 22, 2, 1, 0x40000000
+RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
+LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def seccomp_program(arch: int, socket_number: int) -> list[tuple[int, int, int, int]]:
+    """The filter, as (code, jump if true, jump if false, value): a system call of another
+    architecture (or x32) is refused; socket(AF_UNIX, ...) is refused; everything else is allowed."""
+    return [(LOAD_WORD, 0, 0, 4),                      # 0: the architecture
+            (JUMP_EQUAL, 1, 0, arch),                  # 1: ours: go to 3
+            (RETURN, 0, 0, RET_EACCES),                # 2: another one (a 32-bit program): refused
+            (LOAD_WORD, 0, 0, 0),                      # 3: the system call's number
+            (JUMP_AT_LEAST, 4, 0, X32_SYSCALL_BIT),    # 4: an x32 call: go to 9
+            (JUMP_EQUAL, 0, 2, socket_number),         # 5: not socket(): go to 8
+            (LOAD_WORD, 0, 0, 16),                     # 6: socket()'s first argument, the family
+            (JUMP_EQUAL, 1, 0, AF_UNIX),               # 7: AF_UNIX: go to 9
+            (RETURN, 0, 0, RET_ALLOW),                 # 8
+            (RETURN, 0, 0, RET_EACCES)]                # 9
+
+
+def _refuse_unix_sockets() -> None:
+    """Install the filter on this process (inherited by everything it starts; no_new_privs is set)."""
+    machine = os.uname().machine
+    if machine not in SECCOMP_ARCHES:
+        return  # said in the module's docstring: named unix sockets stay reachable there
+    program = seccomp_program(*SECCOMP_ARCHES[machine])
+    instructions = (_SockFilter * len(program))(*(_SockFilter(*instruction) for instruction in program))
+    fprog = _SockFprog(len(program), instructions)
+    _check(_libc().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog),
+                         ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
 
 
 # ---------------------------------------------------------------- libc

@@ -21,11 +21,13 @@ Run ``python -m s06.gate --bench`` to time the parser on a few commands.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import pickle
 import re
 import shlex
+import stat
 import statistics
 import sys
 import time
@@ -66,17 +68,19 @@ class Rule:
         """A path rule: the tool fits and the path (normalised, relative to the workspace) fits the glob."""
         return fnmatch.fnmatchcase(tool, self.tool) and fnmatch.fnmatchcase(path, self.pattern)
 
-    def matches_program(self, words: list[str]) -> bool:
-        """A command rule: the program (by its base name) and the words the pattern names after it."""
-        if self.tool != "run_command" or not words:
+    def matches_program(self, words: list[str], start: int = 0) -> bool:
+        """A command rule: the program (by its base name) and the words the pattern names after it.
+        The command is ``words`` from ``start`` on: a tail is never copied, so that reading a command
+        of n words behind a wrapper (each word may be the program) costs n, not n squared."""
+        if self.tool != "run_command" or start >= len(words):
             return False
         if self.pattern == "*":
             return True
-        program, *rest = shlex.split(self.pattern)
-        if not fnmatch.fnmatchcase(os.path.basename(words[0]), program):
+        program, *rest = pattern_words(self.pattern)
+        if not fnmatch.fnmatchcase(os.path.basename(words[start]), program):
             return False
-        arguments = without_git_options(words[1:]) if os.path.basename(words[0]) == "git" else words[1:]
-        return arguments[:len(rest)] == rest
+        first = without_git_options(words, start + 1) if os.path.basename(words[start]) == "git" else start + 1
+        return words[first:first + len(rest)] == rest
 
     def __str__(self) -> str:
         return f"{self.decision} {self.tool} {self.pattern}"
@@ -89,17 +93,23 @@ RULES = [
     Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),  # secrets: at any depth, read or written, by any tool
 ]
 
+@functools.lru_cache(maxsize=256)
+def pattern_words(pattern: str) -> list[str]:
+    """A rule's pattern as words, split once (the gate matches it against every program it finds)."""
+    return shlex.split(pattern)
+
+
 # git's global options that take a value in the next word: `git -C . push` is `git push`.
 GIT_OPTIONS_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
                           "--exec-path", "--list-cmds", "--attr-source"}
 
 
-def without_git_options(arguments: list[str]) -> list[str]:
-    """git's arguments from its subcommand on: its global options (`-C dir`, `--no-pager`...) skipped."""
-    index = 0
+def without_git_options(arguments: list[str], index: int = 0) -> int:
+    """Where git's subcommand stands in ``arguments`` (from ``index`` on): its global options
+    (`-C dir`, `--no-pager`...) skipped."""
     while index < len(arguments) and arguments[index].startswith("-"):
         index += 2 if arguments[index] in GIT_OPTIONS_WITH_VALUE else 1
-    return arguments[index:]
+    return index
 # --8<-- [end:rules]
 
 
@@ -195,12 +205,13 @@ def read_command(command: str) -> "Reading":
 @dataclass
 class Reading:
     """What the tree holds. ``plain`` with ``commands`` (each a list of words) if it is plain, else
-    ``why_not``; ``programs``: every command found anywhere (its words, best effort), wrapped ones too."""
+    ``why_not``; ``programs``: every command found anywhere (its words, best effort), wrapped ones too,
+    each as (words, where it starts in them): behind a wrapper, every word may start a program."""
 
     plain: bool
     why_not: str
     commands: list[list[str]]
-    programs: list[list[str]]
+    programs: list[tuple[list[str], int]]
     words: list[str]
 
 
@@ -284,7 +295,7 @@ def describe(node) -> str:
     return f"{name} ({course.shorten(node.text.decode(errors='replace'), 40)})"
 
 
-def programs_in(node, depth: int) -> tuple[list[list[str]], list[str]]:
+def programs_in(node, depth: int) -> tuple[list[tuple[list[str], int]], list[str]]:
     """Every command anywhere under ``node``, as words (quotes taken off, best effort), and every word.
     Behind a wrapper, each of its words may be the program it runs, and each may be a script it parses."""
     programs, words = [], []
@@ -292,8 +303,8 @@ def programs_in(node, depth: int) -> tuple[list[list[str]], list[str]]:
         for found in lines_of(command):
             words += found
             programs += wrapped_programs(found, depth) if found else []
-    words += [literal(part) for part in nodes_of_type(node, "word") if literal(part) not in words]
-    return programs, words
+    words += [literal(part) for part in nodes_of_type(node, "word")]
+    return programs, list(dict.fromkeys(words))  # each word once, in order (a set: linear, not quadratic)
 
 
 NOT_WORDS = {"file_redirect", "heredoc_redirect", "herestring_redirect", "variable_assignment"}
@@ -323,26 +334,26 @@ def literal(node) -> str:
     return WORD_PARTS_TAKEN_OFF.sub("", text)
 
 
-def wrapped_programs(words: list[str], depth: int) -> list[list[str]]:
+def wrapped_programs(words: list[str], depth: int) -> list[tuple[list[str], int]]:
     """The command itself, and, behind a wrapper, every word that may start the program it runs and
     every word that may be a script it parses (sh -c '...', env -S'...', find -exec ..., xargs ...)."""
-    found = [words]
+    found = [(words, 0)]
     if os.path.basename(words[0]) not in WRAPPERS or depth > 3:
         return found
     for index, word in enumerate(words[1:], 1):
-        found.append(words[index:])
+        found.append((words, index))  # the tail from here, not a copy of it
         for script in {word, word[2:], word.partition("=")[2]} - {""}:  # -S'rm x', --split-string=rm x
             found += programs_in(parse(script).root_node, depth + 1)[0]
     return found
 
 
-def guessed_programs(text: str) -> list[list[str]]:
+def guessed_programs(text: str) -> list[tuple[list[str], int]]:
     """For a tree with parse errors only (never allowed anyway): every token, split at blanks and
     operators, may start a program, so that a deny rule still finds `rm` in "echo 'x; rm memo.md"."""
     tokens = [WORD_PARTS_TAKEN_OFF.sub("", token)
               for token in re.split(r"[\s;&|()<>`$]+", text.replace("\\\n", ""))]
     tokens = [token for token in tokens if token]
-    return [tokens[index:] for index in range(len(tokens))]
+    return [(tokens, index) for index in range(len(tokens))]
 
 
 def nodes_of_type(node, kind: str) -> list:
@@ -357,6 +368,10 @@ def nodes_of_type(node, kind: str) -> list:
 
 
 # ---------------------------------------------------------------- step 3: decide
+
+# Reading a command costs time in its length (each word behind a wrapper may be a program or a
+# script); a longer command is refused before it is read. A real command line is far shorter.
+MAX_COMMAND_CHARS = 4096
 
 # --8<-- [start:decide]
 def safe_use(words: list[str]) -> tuple[bool, str, list[str]]:
@@ -402,8 +417,9 @@ def short_options(program: str, word: str, spec: Program, rest: list[str]) -> tu
     return "", ""
 
 
-def path_problem(workspace: Path, path: str, rules: list) -> str:
-    """Why a path argument may not be read without a person: it leads out (links followed) or a deny rule covers it."""
+def path_problem(workspace: Path, path: str, rules: list, secret_inodes: frozenset = frozenset()) -> str:
+    """Why a path argument may not be read without a person: it leads out (links followed), a deny
+    rule covers it, or it is a hard link of a file one covers."""
     if path == "-":
         return ""
     resolved = Path(os.path.realpath(workspace / path))
@@ -413,6 +429,8 @@ def path_problem(workspace: Path, path: str, rules: list) -> str:
     relative = str(resolved.relative_to(root))
     if any(rule.decision == "deny" and rule.matches_path("run_command", relative) for rule in rules):
         return f"{path!r} is {relative!r}, which a deny rule covers"
+    if secret_inodes and inode_of(resolved) in secret_inodes:
+        return f"{path!r} is the same file as one a deny rule covers (a hard link)"
     return ""
 
 
@@ -422,9 +440,9 @@ def denied_by_rules(rules: list, reading: Reading, workspace: Path, decision: De
     for rule in rules:
         if rule.decision != decision:
             continue
-        for words in reading.programs:
-            if rule.matches_program(words):
-                return f"the rule '{rule}' matches {' '.join(words)!r}"
+        for words, start in reading.programs:
+            if rule.matches_program(words, start):
+                return f"the rule '{rule}' matches {course.shorten(' '.join(words[start:start + 8]), 80)!r}"
         if rule.tool == "run_command":
             continue
         for word in reading.words:
@@ -451,8 +469,42 @@ def paths_named_by(workspace: Path, word: str) -> list[str]:
 
 
 def normalised(command: str) -> str:
-    """The form an approval is stored and compared in: the command with its outer blanks taken off."""
-    return command.strip()
+    """The form an approval is stored and compared in: the command with only the outer blanks that sh
+    itself skips (space, tab, newline) taken off. Not str.strip(): it also removes \v, \r, \x1c-\x1f,
+    U+0085, U+00A0 and U+2028, which sh reads as letters of a word (`sh build.sh\v` runs another file)."""
+    return command.strip(" \t\n")
+
+
+# Programs whose behaviour is code they read from a file, an argument or the workspace: a shell runs
+# a script, python3 imports json.py from the script's folder, make reads the Makefile, git its hooks
+# and config, awk -f and sed -f their programs, find -exec and xargs what they are told. The same
+# command text runs something else once the model has written a file, so "always" is never offered.
+RUNS_CODE_FROM_FILES = WRAPPERS | {"make", "gmake", "cmake", "ninja", "npm", "npx", "yarn", "pnpm", "pip", "pip3",
+                                   "uv", "poetry", "cargo", "go", "gradle", "mvn", "ant", "rake", "bundle", "php",
+                                   "perl", "lua", "Rscript", "java", "deno", "bun", "tsc", "pytest", "tox", "nox",
+                                   "git", "hg", "svn", "tar", "zip", "unzip", "rsync", "gdb", "vim", "vi", "nvim",
+                                   "emacs", "less", "more", "man", "ed", "ex", "m4", "gawk", "mawk", "nawk", "jq",
+                                   "dc", "bc", "sqlite3", "mysql", "psql", "expect", "julia", "swift", "ghc", "runghc",
+                                   "ocaml", "scala", "kotlin", "groovy", "elixir", "erl", "escript", "racket", "sbcl"}
+INTERPRETER = re.compile(r"(python|pypy|pip|node|ruby|perl|php|lua|tclsh|wish|guile|R)[0-9.]*")
+PRINTABLE_ASCII = re.compile(r"[ -~\t\n]*")
+
+
+def why_once_only(workspace: Path, command: str, reading: "Reading") -> str:
+    """Why "allow always" may not be given to this command; empty if it may. Always is kept for a
+    command whose text says all it does: plain (no expansion of any kind, so no glob), printable
+    ASCII only, and every program outside the workspace and not one that runs code from files."""
+    if not PRINTABLE_ASCII.fullmatch(command):
+        return "it holds control or non-ASCII characters, which sh and a person read differently"
+    if not reading.plain:
+        return "it is not plain, so what it runs can change with the files and the environment"
+    for words in reading.commands:
+        program = os.path.basename(words[0])
+        if program in RUNS_CODE_FROM_FILES or INTERPRETER.fullmatch(program):
+            return f"{program} runs code it reads from files, which the model can change between calls"
+        if "/" in words[0] and Path(os.path.realpath(workspace / words[0])).is_relative_to(os.path.realpath(workspace)):
+            return f"{words[0]} is a file of the workspace, which the model can rewrite"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -500,12 +552,15 @@ class Gate:
         then the safe list, for a plain command under confinement; else ask."""
         if not command.strip():
             return "deny", "the command is empty", "rule"
+        if len(command) > MAX_COMMAND_CHARS:
+            return "deny", (f"the command is {len(command)} characters long, more than the {MAX_COMMAND_CHARS} the gate "
+                            "reads: split it into shorter commands"), "rule"
         reading = read_command(command)
         for decision in ("deny", "ask"):
             why = denied_by_rules(self.rules, reading, workspace, decision)
             if why:
                 return decision, why, "rule"
-        if ("run_command", normalised(command)) in self.approved:
+        if ("run_command", normalised(command)) in self.approved and not why_once_only(workspace, command, reading):
             return "allow", "a person allowed this exact command always", "person"
         if any(rule.decision == "allow" and rule.tool == "run_command" and rule.pattern == normalised(command)
                for rule in self.rules):
@@ -519,12 +574,13 @@ class Gate:
         """Why a command may not run without a person; empty if it may."""
         if not reading.plain:
             return f"it is not a plain command: {reading.why_not}"
+        secret_inodes = frozenset(inode_of(path) for path in self.hidden(workspace)) - {None}
         for words in reading.commands:
             safe, why, paths = safe_use(words)
             if not safe:
                 return why
             for path in paths:
-                problem = path_problem(workspace, path, self.rules)
+                problem = path_problem(workspace, path, self.rules, secret_inodes)
                 if problem:
                     return problem
         if not self.confined:
@@ -533,10 +589,19 @@ class Gate:
         return ""
 
     def decide_paths(self, workspace: Path, name: str, arguments: dict) -> tuple[Decision, str, str]:
-        """File tools: the most severe decision over each path, as written and as resolved (a link to
-        .env is .env)."""
-        subjects = subjects_of(workspace, name, arguments)
-        verdicts = [self.decide_path(workspace, name, arguments, subject) for subject in subjects]
+        """File tools: the most severe decision over each entry the tool acts on (exactly what it will
+        open: a link to .env is .env), and the deny rules on where a link it deletes or moves leads.
+        A file that is a hard link of a denied file (the same inode) is denied like it."""
+        secret_inodes = {inode_of(path) for path in self.hidden(workspace)} - {None}
+        verdicts = []
+        for subject, acted_on in subjects_of(workspace, name, arguments):
+            if secret_inodes and inode_of(workspace / subject) in secret_inodes:
+                verdicts.append(("deny", f"{subject!r} is the same file as one a deny rule covers (a hard link)", "rule"))
+            elif acted_on:
+                verdicts.append(self.decide_path(workspace, name, arguments, subject))
+            else:
+                verdicts += [(rule.decision, f"the rule '{rule}' matches {subject!r}, where the link leads", "rule")
+                             for rule in self.rules if rule.decision == "deny" and rule.matches_path(name, subject)]
         return max(verdicts, key=lambda verdict: SEVERITY[verdict[0]])
 
     def decide_path(self, workspace, name, arguments, subject) -> tuple[Decision, str, str]:
@@ -554,7 +619,7 @@ class Gate:
             return Verdict("deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal")
         covers = approval_scope(workspace, name, arguments)
         answer, reason = self.approver(name, arguments, why, covers)
-        if answer == "allow always":
+        if answer == "allow always":  # keys are empty where always is not offered: then it is allowed once
             self.approved |= set(approval_keys(workspace, name, arguments))
         if answer in ("allow once", "allow always"):
             return Verdict("allow", f"a person allowed it ({answer})", "person")
@@ -564,7 +629,7 @@ class Gate:
         """The files inside the workspace that a deny rule covers (.env at any depth): a command is
         confined so that it cannot read them, and search_files skips them."""
         root = Path(os.path.realpath(workspace))
-        found = []
+        found, others = [], []
         for folder, folders, files in os.walk(root):
             for entry in folders + files:
                 path = Path(folder, entry)
@@ -572,7 +637,11 @@ class Gate:
                 if any(rule.decision == "deny" and rule.tool != "run_command" and rule.matches_path("read_file", relative)
                        for rule in self.rules):
                     found.append(path)
-        return found
+                elif entry in files:
+                    others.append(path)
+        # `ln .env notes.txt`: another name for the same file holds the same secret (same device and inode)
+        secret_inodes = {inode_of(path) for path in found} - {None}
+        return found + [path for path in others if secret_inodes and inode_of(path) in secret_inodes]
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:
@@ -580,28 +649,62 @@ class Gate:
                                   "decided_by": verdict.decided_by}, self.audit_log or course.runlog.audit_path())
 
 
-def subjects_of(workspace: Path, name: str, arguments: dict) -> list[str]:
-    """The paths a file tool names, normalised, and where each leads inside the workspace (links followed)."""
-    subjects = []
+ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
+
+
+def acted_on(workspace: Path, name: str, path: str) -> Path:
+    """The entry a file tool acts on, resolved exactly as the tools resolve it (agent.inside and
+    agent.entry): links and '..' followed by the file system, in order, never by text (normpath would
+    take `L/../x` to `x` when L is a link to a folder), and nothing split off (`-a=b` is a name). For
+    delete_file and move_file, the last part is not followed: they act on a link itself."""
+    root = workspace.resolve()
+    written = Path(path)
+    if name in ACTS_ON_LINKS and written.name not in ("", ".", ".."):
+        return (root / written.parent).resolve() / written.name
+    return (root / written).resolve()
+
+
+def subjects_of(workspace: Path, name: str, arguments: dict) -> list[tuple[str, bool]]:
+    """(path relative to the workspace, whether the tool acts on it) for each path a file tool names:
+    the entry it acts on, and for a link it deletes or moves, where the link leads (for deny rules)."""
+    root, subjects = workspace.resolve(), []
     for key in ("path", "source", "destination"):
-        if key in arguments:
-            subjects += [path for path in paths_named_by(workspace, arguments[key]) if path not in subjects]
-    return subjects or [""]
+        if key not in arguments or "\x00" in str(arguments[key]):
+            continue
+        entry = acted_on(workspace, name, str(arguments[key]))
+        for path, acts in ((entry, True), (entry.resolve(), False)):
+            if path.is_relative_to(root) and (str(path.relative_to(root)), acts) not in subjects:
+                if acts or path != entry:
+                    subjects.append((str(path.relative_to(root)), acts))
+    return subjects or [("", True)]
+
+
+def inode_of(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a regular file, links followed; None for anything else or nothing."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
 
 
 def approval_keys(workspace: Path, name: str, arguments: dict) -> list[tuple[str, str]]:
-    """What "allow always" approves: this exact command, or these exact paths; never a program or a pattern."""
+    """What "allow always" approves: this exact command, or the exact entries the tool acts on; never
+    a program, a pattern, where a link leads, or a command whose text does not say all it does."""
     if name == "run_command":
-        return [(name, normalised(arguments["command"]))]
-    return [(name, subject) for subject in subjects_of(workspace, name, arguments) if subject not in ("", ".")]
+        command = arguments["command"]
+        return [] if why_once_only(workspace, command, read_command(command)) else [(name, normalised(command))]
+    return [(name, subject) for subject, acts in subjects_of(workspace, name, arguments)
+            if acts and subject not in ("", ".")]
 
 
 def approval_scope(workspace: Path, name: str, arguments: dict) -> str:
     """The question's words for what "always" covers, so a person knows exactly what they approve."""
     keys = approval_keys(workspace, name, arguments)
     if name == "run_command":
-        return f"exactly the command {keys[0][1]!r} and nothing else"
-    return f"{name} on exactly {', '.join(repr(subject) for _, subject in keys)}" if keys else "nothing more"
+        why = why_once_only(workspace, arguments["command"], read_command(arguments["command"]))
+        return f"once only: {why}" if why else f"exactly the command {keys[0][1]!r} and nothing else"
+    return f"{name} on exactly {', '.join(repr(subject) for _, subject in keys)}" if keys else "once only"
 
 
 def risk_of(workspace: Path, name: str, arguments: dict) -> str:
@@ -613,7 +716,8 @@ def risk_of(workspace: Path, name: str, arguments: dict) -> str:
 def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[str, str]:
     """The person in 'ask', at a terminal (run() uses it only when there is one)."""
     print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
-    answer = input(f"    allow [o]nce, [a]lways ({covers}), or [n]o with a reason: ").strip()
+    choices = f"[o]nce ({covers})" if covers.startswith("once only") else f"[o]nce, [a]lways ({covers})"
+    answer = input(f"    allow {choices}, or [n]o with a reason: ").strip()
     if answer.lower() in ("o", "once", "y", "yes"):
         return "allow once", ""
     if answer.lower() in ("a", "always"):
@@ -651,4 +755,5 @@ if __name__ == "__main__":
         for command in sys.argv[1:]:
             reading = classify(parse(command))
             print(json.dumps({"command": command, "plain": reading.plain, "why_not": reading.why_not,
-                              "commands": reading.commands, "programs": reading.programs}, ensure_ascii=False))
+                              "commands": reading.commands,
+                              "programs": [words[start:] for words, start in reading.programs]}, ensure_ascii=False))

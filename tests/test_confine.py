@@ -161,6 +161,45 @@ def test_an_abstract_unix_socket_of_the_harness_is_out_of_reach(confined, box):
         assert "reached" not in run(command, box).output
 
 
+def test_udp_to_loopback_does_not_get_out(confined, box):
+    """A network namespace of its own: UDP, which Landlock does not check, fails like TCP."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        command = python(f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                         f".sendto(b'leak', ('127.0.0.1', {port})); print('sent')")
+        assert "sent" in run(command, box, confined=False).output
+        assert server.recv(16) == b"leak"  # the control: unconfined, the packet arrives
+        finished = run(command, box)
+        assert "sent" not in finished.output and "unreachable" in finished.output
+        with pytest.raises(TimeoutError):
+            server.recv(16)
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["beside the workspace", "inside the workspace"])
+def test_a_named_unix_socket_cannot_be_connected(confined, box, beside):
+    """Landlock does not check connect() on a socket's path (/var/run/docker.sock): seccomp refuses
+    socket(AF_UNIX), wherever the socket file is."""
+    path = (box.parent if beside else box) / "s.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        command = python(f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('reached')")
+        assert "reached" in run(command, box, confined=False).output
+        finished = run(command, box)
+        assert "reached" not in finished.output and "PermissionError" in finished.output
+    path.unlink()
+
+
+def test_the_seccomp_program_refuses_only_unix_sockets():
+    """The filter read as data: its jumps land on the returns they say (a wrong offset would allow all)."""
+    program = confine.seccomp_program(0xC000003E, 41)
+    assert [code for code, *_ in program].count(confine.RETURN) == 3
+    assert program[1 + 1 + program[1][1]][3] == 0 and program[5 + 1 + program[5][2]][3] == confine.RET_ALLOW
+    assert program[7 + 1 + program[7][1]][3] == confine.RET_EACCES == program[4 + 1 + program[4][1]][3]
+
+
 def landlock_abi() -> int:
     return confine.landlock_abi()
 

@@ -242,7 +242,9 @@ def test_allow_always_on_one_command_approves_no_other(world, approved, attempte
     before = outside_state(world), workspace_files(world)
     result = s06.run("Do the task", client=client, model="scripted", workspace=world, approver=person,
                      audit_log=False, runs_log=False)
-    assert person.asked[0][1]["command"] == approved and f"exactly the command {approved!r}" in person.asked[0][2]
+    covers = person.asked[0][2]  # exactly this command, or (for a command whose text does not say all it does) once only
+    assert person.asked[0][1]["command"] == approved
+    assert covers == f"exactly the command {approved!r} and nothing else" or covers.startswith("once only: ")
     second = result.messages[4]["content"][0]
     assert second["tool_use_id"] == "toolu_2" and second["is_error"], second  # not run
     if len(person.asked) == 1:  # not asked: a deny rule refused it outright

@@ -89,7 +89,7 @@ def commands(draw) -> str:
 
 def seen_by_the_gate(command: str) -> set[str]:
     reading = gates.classify(gates.parse(command))
-    return {os.path.basename(words[0]) for words in reading.programs + reading.commands}
+    return {os.path.basename(words[0]) for words in [w[s:] for w, s in reading.programs] + reading.commands}
 
 
 @settings(max_examples=RUNS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

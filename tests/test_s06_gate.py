@@ -83,7 +83,7 @@ def test_the_plain_words_of_a_command_node_are_read_one_by_one():
 
 
 def test_every_program_is_found_anywhere_in_the_tree_wrapped_or_not():
-    found = {words[0] for words in reading(
+    found = {words[start] for words, start in reading(
         "if true; then env -u X nice rm a; fi; echo $(git -C . push) `sudo ls` <(curl x); bash -c 'dd if=x'").programs}
     assert {"rm", "git", "sudo", "curl", "dd"} <= found
 
@@ -162,13 +162,17 @@ def test_an_approval_covers_the_exact_command_or_path_and_never_a_pattern(worksp
         return "allow always", ""
 
     checking = gate(approver=person)
-    assert checking.check(workspace, "run_command", {"command": "touch *.md"}).decision == "allow"
+    assert checking.check(workspace, "run_command", {"command": "touch memo.md notes.md"}).decision == "allow"
+    assert checking.check(workspace, "run_command", {"command": "touch *.md"}).decision == "allow"  # once
     assert checking.check(workspace, "delete_file", {"path": "*.md"}).decision == "allow"
-    assert checking.approved == {("run_command", "touch *.md"), ("delete_file", "*.md")}
-    assert asked == ["exactly the command 'touch *.md' and nothing else", "delete_file on exactly '*.md'"]
+    assert checking.approved == {("run_command", "touch memo.md notes.md"), ("delete_file", "*.md")}
+    assert asked[0] == "exactly the command 'touch memo.md notes.md' and nothing else"
+    assert asked[1].startswith("once only: it is not plain") and asked[2] == "delete_file on exactly '*.md'"
     refusing = gate(approver=lambda *question: ("deny", "no"))
     refusing.approved = set(checking.approved)
-    assert refusing.check(workspace, "run_command", {"command": "touch memo.md"}).decision == "deny"
+    for command in ("touch memo.md", "touch *.md", "touch memo.md notes.md "[:-1] + "\x0b"):
+        assert refusing.check(workspace, "run_command", {"command": command}).decision == "deny", command
+    assert refusing.check(workspace, "run_command", {"command": " touch memo.md notes.md\n"}).decision == "allow"
     assert refusing.check(workspace, "delete_file", {"path": "memo.md"}).decision == "deny"
 
 

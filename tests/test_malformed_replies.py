@@ -1,0 +1,71 @@
+"""A malformed reply or an odd file name never crashes a run, in any stage (red-team finding 6 on s06).
+
+A tool_use whose name is a list or a dict used to raise TypeError (unhashable) where names are counted
+(tool_metrics, no_progress: s03 on); a file name that is not UTF-8 (kept by Python as surrogate
+escapes), returned by list_files, search_files or a not-found hint, used to raise UnicodeEncodeError
+when the history was encoded (the SDK, prune's estimate). Each stage must go on, say what went wrong
+in one result, and keep a history that encodes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+import course
+from conftest import load_stage, scripted_client
+
+STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
+
+
+def run_stage(stage, workspace, *replies):
+    client, requests = scripted_client(*replies, [{"type": "text", "text": "Done."}])
+    options = dict(client=client, model="scripted", workspace=workspace)
+    parameters = inspect.signature(stage.run).parameters
+    options.update({key: value for key, value in (("audit_log", False), ("runs_log", False), ("approver", None))
+                    if key in parameters})
+    return stage.run("Look around", **options), requests
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    workspace = tmp_path / "workspace"
+    shutil.copytree(course.SAMPLE, workspace)
+    os.mkdir(os.fsencode(workspace) + b"/bad\xffname")  # a name that is not UTF-8
+    return workspace
+
+
+@pytest.mark.parametrize("stage_name", STAGES)
+@pytest.mark.parametrize("name", [["read_file"], {"tool": "read_file"}, 7])
+def test_a_tool_name_that_is_not_text_fails_as_one_call(stage_name, name, workspace):
+    stage = load_stage(stage_name)
+    _, requests = run_stage(stage, workspace,
+                            [{"type": "tool_use", "id": "toolu_1", "name": name, "input": {"path": "memo.md"}}])
+    sent = json.loads(requests[-1]) if isinstance(requests[-1], str) else requests[-1]
+    history = json.dumps(sent, ensure_ascii=False)
+    assert "toolu_1" in history and "read_file" in history  # answered; the name kept as text, for the model to see
+    uses = [block for message in sent["messages"] if isinstance(message["content"], list)
+            for block in message["content"] if block.get("type") == "tool_use"]
+    assert all(isinstance(block["name"], str) for block in uses)
+
+
+@pytest.mark.parametrize("stage_name", STAGES)
+def test_a_file_name_that_is_not_utf8_is_shown_and_the_history_still_encodes(stage_name, workspace):
+    stage = load_stage(stage_name)
+    calls = [[{"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {"path": "."}}],
+             [{"type": "tool_use", "id": "toolu_2", "name": "search_files", "input": {"text": "no-such-text-anywhere"}}],
+             [{"type": "tool_use", "id": "toolu_3", "name": "read_file", "input": {"path": "bad-name"}}]]
+    _, requests = run_stage(stage, workspace, *calls[:1 if stage_name == "s00" else 3])
+    last = requests[-1] if isinstance(requests[-1], str) else json.dumps(requests[-1])
+    last.encode("utf-8")  # what the SDK does; it raised UnicodeEncodeError before
+    assert re.search(r"bad\\+xffname", last)  # the name, its odd byte shown as \xff (JSON-escaped once or twice)
+
+
+def test_shown_keeps_utf8_names_and_escapes_only_the_odd_bytes():
+    assert course.shown("mémo.md") == "mémo.md"
+    assert course.shown(os.fsdecode(b"a\xffb")) == "a\\xffb"
