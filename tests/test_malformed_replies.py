@@ -18,7 +18,7 @@ import shutil
 import pytest
 
 import course
-from conftest import load_stage, scripted_client
+from helpers import load_stage, scripted_client
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import load_stage
+from helpers import load_stage
 
 s06 = load_stage("s06")
 pytestmark = pytest.mark.exercise(2)  # every command is read through plain_words

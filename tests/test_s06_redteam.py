@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_stage, scripted_client
+from helpers import load_stage, scripted_client
 from test_s06_attacks import DONE, ENV_SECRET, OUTSIDE_SECRET, outside_state, workspace_files, world  # noqa: F401
 
 s06 = load_stage("s06")
@@ -205,9 +205,11 @@ def test_a_hard_link_of_a_denied_file_is_denied_like_it(hard_linked, tool, argum
 # ---------------------------------------------------------------- 7: the gate's cost is linear, and bounded
 
 def test_a_command_longer_than_the_cap_is_refused_in_one_line(world):
-    results, _ = play(world, [("run_command", {"command": "env " + "a " * 4000})])
-    message = json.loads(results[0]["content"])["message"]
-    assert results[0]["is_error"] and str(gates.MAX_COMMAND_CHARS) in message and "\n" not in message
+    # Straight to the dispatcher: 8 KB of arguments is more than one reply of MAX_TOKENS can carry.
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
+    text, is_error = s06.run_tool(world, "run_command", {"command": "env " + "a " * 4000}, gate)
+    message = json.loads(text)["message"]
+    assert is_error and str(gates.MAX_COMMAND_CHARS) in message and "\n" not in message
 
 
 @pytest.mark.parametrize("command", ["env " + "a " * 2040, "xargs " + "x " * 2040, "echo '" + "b; " * 1360 + "'",

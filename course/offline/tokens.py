@@ -44,7 +44,8 @@ def block_tokens(block) -> int:
     if kind == "text":
         return text_tokens(block.get("text", ""))
     if kind == "tool_use":
-        return text_tokens(block.get("name", "")) + json_tokens(block.get("input", {}))
+        name = block.get("name", "")  # a scripted reply may send a name that is not text, as a broken server might
+        return (text_tokens(name) if isinstance(name, str) else json_tokens(name)) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
         return content_tokens(block.get("content", ""))
     return json_tokens(block)
