@@ -303,6 +303,7 @@ def programs_in(node, depth: int) -> tuple[list[tuple[list[str], int]], list[str
         for found in lines_of(command):
             words += found
             programs += wrapped_programs(found, depth) if found else []
+            programs += expanded_programs(found)
     words += [literal(part) for part in nodes_of_type(node, "word")]
     return programs, list(dict.fromkeys(words))  # each word once, in order (a set: linear, not quadratic)
 
@@ -345,6 +346,14 @@ def wrapped_programs(words: list[str], depth: int) -> list[tuple[list[str], int]
         for script in {word, word[2:], word.partition("=")[2]} - {""}:  # -S'rm x', --split-string=rm x
             found += programs_in(parse(script).root_node, depth + 1)[0]
     return found
+
+
+def expanded_programs(words: list[str]) -> list[tuple[list[str], int]]:
+    """A word the shell expands first ($X, ${X:-rm}, `...`) may become any program; its literal pieces
+    are the names a deny rule can still find ("eval ${X:-rm}" runs rm: found by the differential test)."""
+    pieces = [piece for word in words if "$" in word or "`" in word
+              for piece in re.split(r"[^\w./]+", word) if piece]
+    return [(pieces, index) for index in range(len(pieces))]
 
 
 def guessed_programs(text: str) -> list[tuple[list[str], int]]:

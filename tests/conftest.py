@@ -9,9 +9,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import course
 from helpers import load_stage
+
+# The suite is deterministic: property tests draw the same examples on every run (CI and a clean
+# clone see what the developer saw). To explore new examples, as an attacker would, run with
+# HYPOTHESIS_PROFILE=explore (random draws, ten times as many), e.g. on tests/test_s06_differential.py.
+settings.register_profile("course", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 
 # Tests marked `live` talk to a real API, and tests marked `live_local` to the local server at
 # $ANTHROPIC_BASE_URL; everything else must run with the network blocked.
