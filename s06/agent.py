@@ -293,12 +293,16 @@ def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> s
 
 def command_environment(workspace: Path) -> dict:
     """PATH, LANG, LC_ALL and HOME, and nothing else: no API key, no token, no credentials. PATH keeps
-    only absolute folders outside the workspace, so a program the model wrote cannot stand in for `ls`."""
+    only absolute folders outside the workspace, so a program the model wrote cannot stand in for `ls`.
+    HOME is a folder that does not exist (as for Debian's `nobody`): a home in the workspace would let
+    the model write the startup files that programs read from it (~/.local/.../usercustomize.py runs
+    in every Python program: found by the red team); PYTHONNOUSERSITE says the same to Python."""
     environment = {name: os.environ[name] for name in ("LANG", "LC_ALL") if name in os.environ}
     folders = [folder for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
                if os.path.isabs(folder) and not Path(folder).resolve().is_relative_to(workspace.resolve())]
     environment["PATH"] = os.pathsep.join(folders)
-    environment["HOME"] = str(workspace)
+    environment["HOME"] = "/nonexistent"
+    environment["PYTHONNOUSERSITE"] = "1"
     return environment
 
 

@@ -488,31 +488,24 @@ def normalised(command: str) -> str:
 # a script, python3 imports json.py from the script's folder, make reads the Makefile, git its hooks
 # and config, awk -f and sed -f their programs, find -exec and xargs what they are told. The same
 # command text runs something else once the model has written a file, so "always" is never offered.
-RUNS_CODE_FROM_FILES = WRAPPERS | {"make", "gmake", "cmake", "ninja", "npm", "npx", "yarn", "pnpm", "pip", "pip3",
-                                   "uv", "poetry", "cargo", "go", "gradle", "mvn", "ant", "rake", "bundle", "php",
-                                   "perl", "lua", "Rscript", "java", "deno", "bun", "tsc", "pytest", "tox", "nox",
-                                   "git", "hg", "svn", "tar", "zip", "unzip", "rsync", "gdb", "vim", "vi", "nvim",
-                                   "emacs", "less", "more", "man", "ed", "ex", "m4", "gawk", "mawk", "nawk", "jq",
-                                   "dc", "bc", "sqlite3", "mysql", "psql", "expect", "julia", "swift", "ghc", "runghc",
-                                   "ocaml", "scala", "kotlin", "groovy", "elixir", "erl", "escript", "racket", "sbcl"}
-INTERPRETER = re.compile(r"(python|pypy|pip|node|ruby|perl|php|lua|tclsh|wish|guile|R)[0-9.]*")
 PRINTABLE_ASCII = re.compile(r"[ -~\t\n]*")
 
 
 def why_once_only(workspace: Path, command: str, reading: "Reading") -> str:
     """Why "allow always" may not be given to this command; empty if it may. Always is kept for a
     command whose text says all it does: plain (no expansion of any kind, so no glob), printable
-    ASCII only, and every program outside the workspace and not one that runs code from files."""
+    ASCII only, and every program one of the safe list's, whatever its options and paths. Any other
+    program may run code it reads from a file the model can write: a script's interpreter, a
+    build tool, version control, pydoc (found by the red team: a name list of such programs
+    always misses one, so the rule names the programs that are known not to)."""
     if not PRINTABLE_ASCII.fullmatch(command):
         return "it holds control or non-ASCII characters, which sh and a person read differently"
     if not reading.plain:
         return "it is not plain, so what it runs can change with the files and the environment"
     for words in reading.commands:
-        program = os.path.basename(words[0])
-        if program in RUNS_CODE_FROM_FILES or INTERPRETER.fullmatch(program):
-            return f"{program} runs code it reads from files, which the model can change between calls"
-        if "/" in words[0] and Path(os.path.realpath(workspace / words[0])).is_relative_to(os.path.realpath(workspace)):
-            return f"{words[0]} is a file of the workspace, which the model can rewrite"
+        if words[0] not in SAFE_PROGRAMS:  # the name as written: /bin/ls or ./ls is not the safe list's ls
+            return (f"{words[0]} is not on the safe list, so it may run code it reads from files "
+                    "(a script, an interpreter, a build tool), which the model can change between calls")
     return ""
 
 

@@ -189,8 +189,8 @@ def attempt(tool, arguments):
 
 attempt("delete_file", {"path": "hello.txt"})          # asked: allowed once
 attempt("delete_file", {"path": "todo.md"})            # asked: refused, with a reason
-attempt("run_command", {"command": "uname"})           # asked: allowed always
-attempt("run_command", {"command": "uname"})           # not asked again
+attempt("run_command", {"command": "grep -rl agent ."})  # grep -r is not on the safe list: asked, allowed always
+attempt("run_command", {"command": "grep -rl agent ."})  # not asked again
 print("files now:", sorted(path.name for path in workspace.iterdir()))
 
 # %% [markdown]

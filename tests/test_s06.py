@@ -147,16 +147,16 @@ def test_with_no_terminal_the_default_person_is_no_one_and_ask_means_deny(s06, w
 def test_allow_always_approves_that_exact_command_and_no_other(s06, workspace):
     person = Person(("allow always", ""), ("deny", "not that one"))
     checking = gate(s06, ask=person)
-    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1"}, checking)[1] is False
-    assert s06.run_tool(workspace, "run_command", {"command": " expr 1 + 1 "}, checking)[1] is False
+    assert s06.run_tool(workspace, "run_command", {"command": "grep -r agent ."}, checking)[1] is False
+    assert s06.run_tool(workspace, "run_command", {"command": " grep -r agent . "}, checking)[1] is False
     assert len(person.asked) == 1  # the same command needed no one
-    assert "exactly the command 'expr 1 + 1'" in person.asked[0][3]  # the question said what "always" covers
-    assert s06.run_tool(workspace, "run_command", {"command": "expr 2 + 2"}, checking)[1] is True
-    assert len(person.asked) == 2  # another expr is another question
-    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 + 1 && rm memo.md"}, checking)[1] is True
-    assert gate(s06).decide(workspace, "run_command", {"command": "expr 1 + 1"})[0] == "ask"  # one run only
+    assert "exactly the command 'grep -r agent .'" in person.asked[0][3]  # the question said what "always" covers
+    assert s06.run_tool(workspace, "run_command", {"command": "grep -r memo ."}, checking)[1] is True
+    assert len(person.asked) == 2  # another grep is another question
+    assert s06.run_tool(workspace, "run_command", {"command": "grep -r agent . && rm memo.md"}, checking)[1] is True
+    assert gate(s06).decide(workspace, "run_command", {"command": "grep -r agent ."})[0] == "ask"  # one run only
     checking.ask = Person(("deny", "not that"))
-    assert s06.run_tool(workspace, "run_command", {"command": "expr 1 > memo.md"}, checking)[1] is True
+    assert s06.run_tool(workspace, "run_command", {"command": "grep -r agent . > memo.md"}, checking)[1] is True
     assert (workspace / "memo.md").read_text(encoding="utf-8").startswith("# Meeting memo")
 
 
@@ -175,20 +175,20 @@ def test_allow_always_means_the_same_call_needs_no_second_asking(s06, workspace)
     person = Person(("allow always", ""))
     checking = gate(s06, ask=person)
     for _ in range(2):
-        text, is_error = s06.run_tool(workspace, "run_command", {"command": "touch made.txt"}, checking)
-        assert not is_error, text
-    assert len(person.asked) == 1 and (workspace / "made.txt").is_file()
-    assert person.asked[0][0] == "run_command" and "'touch' is not on the safe list" in person.asked[0][2]
+        text, is_error = s06.run_tool(workspace, "run_command", {"command": "grep -rl agent ."}, checking)
+        assert not is_error and "memo.md" in text, text
+    assert len(person.asked) == 1
+    assert person.asked[0][0] == "run_command" and "-r is not an option the safe list allows" in person.asked[0][2]
 
 
 @pytest.mark.exercise(2)
 def test_allow_always_never_outranks_a_deny_rule(s06, workspace):
     person = Person(("allow always", ""))
     checking = gate(s06, ask=person)
-    assert not s06.run_tool(workspace, "run_command", {"command": "touch a.txt"}, checking)[1]
-    text, is_error = s06.run_tool(workspace, "run_command", {"command": "touch b.txt && rm memo.md"}, checking)
+    assert not s06.run_tool(workspace, "run_command", {"command": "grep -r agent ."}, checking)[1]
+    text, is_error = s06.run_tool(workspace, "run_command", {"command": "grep -r agent . && rm memo.md"}, checking)
     assert is_error and json.loads(text)["error"] == "denied" and len(person.asked) == 1
-    assert (workspace / "memo.md").is_file() and not (workspace / "b.txt").exists()
+    assert (workspace / "memo.md").is_file()
 
 
 @pytest.mark.exercise(1)

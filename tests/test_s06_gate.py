@@ -162,17 +162,17 @@ def test_an_approval_covers_the_exact_command_or_path_and_never_a_pattern(worksp
         return "allow always", ""
 
     checking = gate(approver=person)
-    assert checking.check(workspace, "run_command", {"command": "touch memo.md notes.md"}).decision == "allow"
-    assert checking.check(workspace, "run_command", {"command": "touch *.md"}).decision == "allow"  # once
+    assert checking.check(workspace, "run_command", {"command": "grep -r agent memo.md"}).decision == "allow"
+    assert checking.check(workspace, "run_command", {"command": "grep -r agent *.md"}).decision == "allow"  # once
     assert checking.check(workspace, "delete_file", {"path": "*.md"}).decision == "allow"
-    assert checking.approved == {("run_command", "touch memo.md notes.md"), ("delete_file", "*.md")}
-    assert asked[0] == "exactly the command 'touch memo.md notes.md' and nothing else"
+    assert checking.approved == {("run_command", "grep -r agent memo.md"), ("delete_file", "*.md")}
+    assert asked[0] == "exactly the command 'grep -r agent memo.md' and nothing else"
     assert asked[1].startswith("once only: it is not plain") and asked[2] == "delete_file on exactly '*.md'"
     refusing = gate(approver=lambda *question: ("deny", "no"))
     refusing.approved = set(checking.approved)
-    for command in ("touch memo.md", "touch *.md", "touch memo.md notes.md "[:-1] + "\x0b"):
+    for command in ("grep -r agent .", "grep -r agent *.md", "grep -r agent memo.md" + "\x0b"):
         assert refusing.check(workspace, "run_command", {"command": command}).decision == "deny", command
-    assert refusing.check(workspace, "run_command", {"command": " touch memo.md notes.md\n"}).decision == "allow"
+    assert refusing.check(workspace, "run_command", {"command": " grep -r agent memo.md\n"}).decision == "allow"
     assert refusing.check(workspace, "delete_file", {"path": "memo.md"}).decision == "deny"
 
 

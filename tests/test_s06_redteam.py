@@ -60,7 +60,7 @@ def no_secret(requests):
 @pytest.mark.parametrize("suffix", ["\x0b", "\x0c", "\r", "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000"])
 def test_always_is_not_stretched_by_characters_sh_reads_as_letters(world, suffix):
     """str.strip() removes these; sh reads them as part of the last word: another file runs."""
-    approved = "cp hello.txt copy.txt"
+    approved = "grep -r agent ."
     person = FirstYes()
     results, _ = play(world, [("run_command", {"command": approved}), ("run_command", {"command": approved + suffix}),
                               ("run_command", {"command": suffix + approved})], person)
@@ -71,10 +71,10 @@ def test_always_is_not_stretched_by_characters_sh_reads_as_letters(world, suffix
 
 def test_blanks_sh_itself_skips_do_not_matter_and_odd_characters_are_never_approved_always(world):
     person = FirstYes()
-    results, _ = play(world, [("run_command", {"command": "cp hello.txt copy.txt"}),
-                              ("run_command", {"command": " \tcp hello.txt copy.txt\n"})], person)
+    results, _ = play(world, [("run_command", {"command": "grep -r agent ."}),
+                              ("run_command", {"command": " \tgrep -r agent .\n"})], person)
     assert len(person.asked) == 1 and not results[1]["is_error"]  # the same command to sh: no second question
-    for command in ("cp hello.txt copy\xa0.txt", "cp hello.txt copy.txt\x0b", "cp hello.txt cöpy.txt"):
+    for command in ("grep -r agent\xa0.", "grep -r agent .\x0b", "grep -r agënt ."):
         person = FirstYes()
         results, _ = play(world, [("run_command", {"command": command}), ("run_command", {"command": command})], person)
         assert person.asked[0][2].startswith("once only: it holds control or non-ASCII characters"), command
@@ -114,12 +114,32 @@ def test_a_command_whose_behaviour_is_a_workspace_file_is_allowed_once_only(worl
     no_secret(requests)
 
 
-def test_a_plain_command_of_programs_outside_the_workspace_may_be_allowed_always(world):
-    reading = gates.read_command("cp hello.txt copy.txt")
-    assert gates.why_once_only(world, "cp hello.txt copy.txt", reading) == ""
+def test_only_a_plain_command_of_safe_list_programs_may_be_allowed_always(world):
+    for command in ("grep -r agent .", "cat ../notes.txt", "ls -R", "tail -f memo.md | grep x"):
+        assert gates.why_once_only(world, command, gates.read_command(command)) == "", command
     for command in ("python3 -m json.tool x", "env cp a b", "git log", "find . -name x", "xargs cp", "node x.js",
-                    "cp $HOME/x y", "cp a b > c", "perl5.36 x", "/usr/bin/python3.11 x"):
+                    "cp $HOME/x y", "cp a b > c", "perl5.36 x", "/usr/bin/python3.11 x", "cp hello.txt copy.txt",
+                    # Python scripts and programs that load code from the folder or HOME (round 2 of the red team)
+                    "pydoc3 colorsys", "pygmentize -V", "py3versions -d", "pdb3 -h", "yq --version", "/bin/ls -R",
+                    "./ls -R", "grep -r x . ; uname"):
         assert gates.why_once_only(world, command, gates.read_command(command)), command
+
+
+@pytest.mark.parametrize("plant, content", [
+    (".local/lib/python3.11/site-packages/usercustomize.py", "import os; os.remove('memo.md')\n"),
+    (".local/lib/python3.11/site-packages/zz.pth", "import os; os.remove('memo.md')\n"),
+    (".pdbrc", "import os; os.remove('memo.md')\n")])
+def test_a_command_finds_no_home_in_the_workspace_to_load_code_from(world, plant, content):
+    """Round 2 of the red team: with HOME in the workspace, every Python program (pygmentize, pdb3...)
+    ran a usercustomize.py or a .pth the model wrote. HOME is a folder that does not exist."""
+    (world / plant).parent.mkdir(parents=True, exist_ok=True)
+    (world / plant).write_text(content)
+    gate = s06.Gate(rules=s06.RULES, approver=lambda *a: ("allow once", ""), audit_log=False,
+                    confinement=s06.confine.probe())
+    text, _ = s06.run_tool(world, "run_command", {"command": f"{sys.executable} -c 'print(40 + 2)'"}, gate)
+    assert "42" in text and (world / "memo.md").exists()
+    environment = s06.command_environment(world)
+    assert not Path(environment["HOME"]).exists() and environment["PYTHONNOUSERSITE"] == "1"
 
 
 # ---------------------------------------------------------------- 3 and 4: the subject is what the tool opens
