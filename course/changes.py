@@ -175,6 +175,10 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "digits": "a number's size, for the calculator's bound",
             "refuse_huge": "refuses a result with too many digits",
             "real_and_finite": "refuses inf, nan and complex results",
+            "MAX_PATH_CHARS": "the longest path a file tool takes",
+            "MAX_PATH_DEPTH": "the deepest path a file tool takes",
+            "within_limits": "refuses a path too long or too deep before anything resolves it",
+            "refuse_hard_link": "a file with another name may be a file outside or a secret: not read or overwritten",
         },
     },
 }

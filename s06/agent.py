@@ -66,6 +66,8 @@ CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so i
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
 COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
 MAX_DIGITS = 1000             # the calculator refuses numbers longer than this
+MAX_PATH_CHARS = 1024         # a longer path is refused: resolving it costs time that grows with its square
+MAX_PATH_DEPTH = 32           # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
 
 # --8<-- [start:tool-table]
 SYSTEM_PROMPT = (
@@ -223,6 +225,7 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
     if not file.is_file():  # a named pipe would block the loop forever; a device would never end
         raise ToolError("not_a_file", f"{path!r} is not a regular file (a pipe, a socket or a device)",
                         "read regular files only")
+    refuse_hard_link(file, path)
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -235,6 +238,8 @@ def write_file(workspace: Path, path: str, content: str) -> str:
     target = inside(workspace, path)
     if target.exists() and not target.is_file():  # writing into a named pipe blocks until a reader comes
         raise ToolError("not_a_file", f"{path!r} exists and is not a regular file", "write to a new file name")
+    if target.exists():
+        refuse_hard_link(target, path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(content, encoding="utf-8")
     return f"wrote {len(content)} characters to {path}"
@@ -249,6 +254,20 @@ def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str
                and not any(file.resolve().is_relative_to(secret) for secret in skipped)
                and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
     return "\n".join(matches) or "(no matches)"
+
+
+def within_limits(path: str) -> None:
+    if len(path) > MAX_PATH_CHARS or path.count("/") >= MAX_PATH_DEPTH:
+        raise ToolError("path_too_long", f"the path is {len(path)} characters and {path.count('/') + 1} names deep "
+                                         f"(at most {MAX_PATH_CHARS} and {MAX_PATH_DEPTH})", "use a shorter path")
+
+
+def refuse_hard_link(file: Path, path: str) -> None:
+    """A file with another name (a hard link) may be a file outside the workspace, or a secret, under
+    a name the rules do not cover: the path sandbox sees only the name (found by the red team)."""
+    if file.stat().st_nlink > 1:
+        raise ToolError("hard_link", f"{path!r} is a hard link: the same file has another name, perhaps outside "
+                                     "the workspace", "work on another file, or ask the user about this one")
 
 
 def entry(workspace: Path, path: str) -> Path:
@@ -273,6 +292,8 @@ def delete_file(workspace: Path, path: str) -> str:
 def move_file(workspace: Path, source: str, destination: str) -> str:
     existing(workspace, source)
     origin, target = entry(workspace, source), entry(workspace, destination)
+    if origin.is_dir() and not origin.is_symlink():  # a folder carries files no rule was asked about (.env)
+        raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
     target.parent.mkdir(parents=True, exist_ok=True)
     origin.replace(target)
     return f"moved {source} to {destination}"
@@ -398,6 +419,7 @@ def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
                         f"{name} takes {course.describe_parameters(SCHEMAS[name])}")
     for key in ("path", "source", "destination"):  # the sandbox first: an escape is no question for the gate
         if key in arguments:
+            within_limits(arguments[key])
             inside(workspace, arguments[key])
     verdict = gate.check(workspace, name, arguments)  # parse, classify, decide: rules, then a person
     if verdict.decision != "allow":

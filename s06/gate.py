@@ -632,18 +632,17 @@ class Gate:
         confined so that it cannot read them, and search_files skips them."""
         root = Path(os.path.realpath(workspace))
         found, others = [], []
-        for folder, folders, files in os.walk(root):
-            for entry in folders + files:
-                path = Path(folder, entry)
-                relative = str(path.relative_to(root))
-                if any(rule.decision == "deny" and rule.tool != "run_command" and rule.matches_path("read_file", relative)
-                       for rule in self.rules):
-                    found.append(path)
-                elif entry in files:
-                    others.append(path)
-        # `ln .env notes.txt`: another name for the same file holds the same secret (same device and inode)
+        for path, is_file in entries_under(root):
+            relative = str(path.relative_to(root))
+            if any(rule.decision == "deny" and rule.tool != "run_command" and rule.matches_path("read_file", relative)
+                   for rule in self.rules):
+                found.append(path)
+            elif is_file:
+                others.append(path)
+        # `ln .env notes.txt`: another name for the same file holds the same secret (same device and
+        # inode); and any file with two names may be a file outside the workspace: hidden too.
         secret_inodes = {inode_of(path) for path in found} - {None}
-        return found + [path for path in others if secret_inodes and inode_of(path) in secret_inodes]
+        return found + [path for path in others if inode_of(path) in secret_inodes or links_of(path) > 1]
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:
@@ -679,6 +678,29 @@ def subjects_of(workspace: Path, name: str, arguments: dict) -> list[tuple[str, 
                 if acts or path != entry:
                     subjects.append((str(path.relative_to(root)), acts))
     return subjects or [("", True)]
+
+
+def entries_under(root: Path):
+    """Every entry under ``root`` as (path, is a regular file), links not followed. A loop, not
+    recursion: os.walk recurses on Python 3.11, and a chain of folders 1,000 deep broke it."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            children = list(os.scandir(folder))
+        except OSError:
+            continue
+        for child in children:
+            yield Path(child.path), child.is_file(follow_symlinks=False)
+            if child.is_dir(follow_symlinks=False):
+                stack.append(Path(child.path))
+
+
+def links_of(path: Path) -> int:
+    try:
+        return os.lstat(path).st_nlink
+    except OSError:
+        return 1
 
 
 def inode_of(path: Path) -> tuple[int, int] | None:

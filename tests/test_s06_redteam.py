@@ -243,3 +243,61 @@ def test_reading_a_command_at_the_cap_takes_little_memory(command):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 6_000_000, peak
+
+
+# ---------------------------------------------------------------- round 2: hard links out, deep and long paths, folders
+
+@pytest.fixture
+def linked_out(world):
+    """A project that holds hard links to files outside it (a hard-link copy, a package store)."""
+    os.link(world.parent / "secret.txt", world / "h")
+    (world / "notes").mkdir()
+    os.link(world.parent / "secret.txt", world / "notes" / "key.txt")
+    return world
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("read_file", {"path": "h"}), ("read_file", {"path": "notes/key.txt"}), ("search_files", {"text": "OUTSIDE"}),
+    ("run_command", {"command": "cat h"}), ("run_command", {"command": "grep -c SECRET notes/key.txt"})])
+def test_a_hard_link_to_a_file_outside_is_never_read(linked_out, tool, arguments):
+    results, requests = play(linked_out, [(tool, arguments)])
+    no_secret(requests)
+
+
+def test_a_hard_link_to_a_file_outside_is_never_written_even_when_approved(linked_out):
+    before = outside_state(linked_out)
+    results, _ = play(linked_out, [("write_file", {"path": "h", "content": "overwritten"})],
+                      lambda *question: ("allow once", ""))
+    assert results[0]["is_error"] and "hard link" in results[0]["content"]
+    assert outside_state(linked_out) == before
+
+
+@pytest.mark.parametrize("path", ["a/" * 40 + "f", "a/" * 992 + "f", "a" * 2000, "a/" * 240_000])
+def test_a_path_too_deep_or_too_long_is_refused_at_once(world, path):
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
+    before = workspace_files(world)
+    text, is_error = s06.run_tool(world, "write_file", {"path": path, "content": "x"}, gate)
+    assert is_error and json.loads(text)["error"] == "path_too_long"
+    assert workspace_files(world) == before and not (world / "a").exists()  # nothing was made
+
+
+def test_a_deep_folder_chain_made_by_other_means_does_not_break_the_tools(world):
+    folder = world
+    for _ in range(1100):  # deeper than Python 3.11's recursion limit: os.walk would fail
+        folder = folder / "a"
+        folder.mkdir()
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
+    assert len(gate.hidden(world)) >= 1  # .env, found under the chain's side
+    for tool, arguments in (("calculate", {"expression": "1 + 1"}), ("list_files", {"path": "."}),
+                            ("read_file", {"path": "memo.md"}), ("run_command", {"command": "ls"})):
+        text, is_error = s06.run_tool(world, tool, arguments, gate)
+        assert not is_error, (tool, text)
+
+
+def test_move_file_moves_one_file_not_a_folder_and_its_secret(world):
+    (world / "conf").mkdir()
+    (world / "conf" / ".env").write_text("KEY=1\n")
+    gate = s06.Gate(rules=s06.RULES, approver=lambda *question: ("allow once", ""), audit_log=False,
+                    confinement=s06.confine.probe())
+    text, is_error = s06.run_tool(world, "move_file", {"source": "conf", "destination": "conf2"}, gate)
+    assert is_error and (world / "conf" / ".env").is_file() and not (world / "conf2").exists()
