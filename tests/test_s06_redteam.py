@@ -281,13 +281,24 @@ def test_a_path_too_deep_or_too_long_is_refused_at_once(world, path):
     assert workspace_files(world) == before and not (world / "a").exists()  # nothing was made
 
 
-def test_a_deep_folder_chain_made_by_other_means_does_not_break_the_tools(world):
-    folder = world
-    for _ in range(1100):  # deeper than Python 3.11's recursion limit: os.walk would fail
-        folder = folder / "a"
+@pytest.fixture
+def deep_chain(world):
+    """A chain of folders deeper than Python 3.11's recursion limit (os.walk and shutil.rmtree recurse),
+    taken down again from the bottom, one folder at a time, so that pytest can clean up after it."""
+    chain = [world / "a"]
+    for _ in range(1100):
+        chain.append(chain[-1] / "a")
+    for folder in chain:
         folder.mkdir()
+    yield world
+    for folder in reversed(chain):
+        folder.rmdir()
+
+
+def test_a_deep_folder_chain_made_by_other_means_does_not_break_the_tools(deep_chain):
+    world = deep_chain
     gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
-    assert len(gate.hidden(world)) >= 1  # .env, found under the chain's side
+    assert len(gate.hidden(world)) >= 1  # .env, found beside the chain
     for tool, arguments in (("calculate", {"expression": "1 + 1"}), ("list_files", {"path": "."}),
                             ("read_file", {"path": "memo.md"}), ("run_command", {"command": "ls"})):
         text, is_error = s06.run_tool(world, tool, arguments, gate)
