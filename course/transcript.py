@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -47,6 +48,10 @@ _sizes: dict[Path, int] = {}  # the size each transcript had after this process'
 
 def folder() -> Path:
     return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "transcripts")
+
+
+TRANSCRIPT_NAME = re.compile(r"s\d\d-\d{8}-\d{6}-[0-9a-f]+\.jsonl")
+RECORD_KEYS = ("turn", "usage", "stop_reason", "transitions", "messages")  # what every saved line holds
 
 
 def new_path(stage: str) -> Path:
@@ -168,15 +173,31 @@ def cut_torn_end(path: Path) -> int:
     return scan.torn_bytes
 
 
+def starts_a_run(path: Path) -> bool:
+    """Whether the file's first line is a run's first step (a runs log or an audit log is JSON Lines too)."""
+    with path.open("rb") as file:
+        first = file.readline()
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and all(key in record for key in RECORD_KEYS)
+
+
 def find(which: str | Path) -> Path:
     """The transcript named by ``which``: ``last`` (the newest), a run id, or a path."""
     which = str(which)
     if which == "last":
-        found = sorted(folder().glob(f"*{SUFFIX}"), key=lambda path: (path.stat().st_mtime_ns, path.name))
+        # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.
+        found = sorted((path for path in folder().glob(f"s[0-9][0-9]-*{SUFFIX}") if TRANSCRIPT_NAME.fullmatch(path.name)),
+                       key=lambda path: (path.stat().st_mtime_ns, path.name))
         if not found:
             raise CourseError(f"no run to resume: {folder()} holds no transcript; run a task first")
         return found[-1]
     for candidate in (Path(which).expanduser(), folder() / which, folder() / f"{which}{SUFFIX}"):
         if candidate.is_file():
+            if not starts_a_run(candidate):
+                raise CourseError(f"{candidate} is not a run's transcript (its first line lacks "
+                                  f"{', '.join(RECORD_KEYS)}); give a run id, a transcript's path, or 'last'")
             return candidate
     raise CourseError(f"no run {which!r} to resume: give a run id from {folder()}, a transcript's path, or 'last'")

@@ -156,6 +156,18 @@ def test_resume_of_an_unknown_run_says_what_to_give(tmp_path):
         course.transcript.find("last")
 
 
+def test_last_is_the_newest_transcript_and_another_log_is_never_taken_for_one(workspace):
+    """A runs log or an audit log in the same folder is a .jsonl too: it must not pass for a run."""
+    s02 = load_stage("s02")
+    stopped = s02.run(REPORT, client=course.make_client("offline", faults=Faults(rate=1.0), max_retries=0),
+                      workspace=workspace)
+    log = course.transcript.folder() / "runs.jsonl"
+    log.write_text(json.dumps({"stage": "s03", "stop_reason": "end_turn"}) + "\n", encoding="utf-8")
+    assert str(course.transcript.find("last")) == stopped.transcript
+    with pytest.raises(course.CourseError, match="is not a run's transcript"):
+        course.transcript.find(str(log))
+
+
 def test_the_command_line_resumes_the_last_run(capsys):
     s02 = load_stage("s02")
     assert s02.main([REPORT, "--faults", "1", "--retries", "0"]) == 1
