@@ -16,10 +16,11 @@ from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, reso
 from .offline import Faults
 from .trace import TracePrinter, shorten
 from .workspace import SAMPLE, prepare_workspace, shown, snapshot
+from .wire import sendable
 
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "capped", "describe_parameters", "explain_api_error",
-    "is_offline", "make_client", "prepare_workspace", "resolve_model", "shorten", "shown", "snapshot",
+    "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
     "stage_main", "summary",
 ]

@@ -531,11 +531,12 @@ def assistant_message(reply: anthropic.types.Message) -> dict:
     """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
     that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
     stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
-    counted or compared."""
+    counted or compared. A value JSON cannot carry (NaN, a lone surrogate) is replaced, so that the
+    history can still be sent back and saved."""
     for block in reply.content:
         if block.type == "tool_use" and not isinstance(block.name, str):
             block.name = repr(block.name)
-    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
+    return {"role": "assistant", "content": [course.sendable(block.to_dict()) for block in reply.content]}
 
 
 def tool_calls(reply: anthropic.types.Message) -> list:

@@ -69,3 +69,43 @@ def test_a_file_name_that_is_not_utf8_is_shown_and_the_history_still_encodes(sta
 def test_shown_keeps_utf8_names_and_escapes_only_the_odd_bytes():
     assert course.shown("mémo.md") == "mémo.md"
     assert course.shown(os.fsdecode(b"a\xffb")) == "a\\xffb"
+
+
+# A server whose JSON holds what JSON cannot carry on the way back (NaN, a lone surrogate). Python's
+# reader accepts both, so the SDK hands them to the stage; the next request or the transcript used
+# to fail with ValueError or UnicodeEncodeError (red team, round 2). Sent as raw bytes: the offline
+# model's own encoder would refuse to write them.
+RAW_REPLIES = [
+    b'{"id":"m1","type":"message","role":"assistant","model":"x","content":[{"type":"tool_use",'
+    b'"id":"toolu_1","name":"read_file","input":{"path":"memo\\ud800.md","offset":NaN}}],'
+    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}',
+    b'{"id":"m2","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"Done."}],'
+    b'"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}',
+]
+
+
+@pytest.mark.parametrize("stage_name", STAGES)
+def test_a_reply_holding_nan_or_a_lone_surrogate_is_recorded_so_that_the_history_still_encodes(stage_name, workspace):
+    import anthropic
+    import httpx2
+
+    sent = []
+
+    def server(request):
+        sent.append(request.content)
+        return httpx2.Response(200, content=RAW_REPLIES[min(len(sent), 2) - 1],
+                               headers={"content-type": "application/json"})
+
+    client = anthropic.Anthropic(api_key="raw", base_url="http://raw.invalid", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(server)))
+    stage = load_stage(stage_name)
+    options = dict(client=client, model="raw", workspace=workspace)
+    parameters = inspect.signature(stage.run).parameters
+    options.update({key: value for key, value in (("audit_log", False), ("runs_log", False), ("approver", None))
+                    if key in parameters})
+    result = stage.run("Look around", **options)
+    messages = result["messages"] if isinstance(result, dict) else result.messages
+    json.dumps(messages, allow_nan=False).encode("utf-8")  # what the API and the transcript need
+    assert len(sent) == 2 or stage_name == "s00"  # the history went back to the server
+    if getattr(result, "transcript", None):
+        assert course.transcript.load(result.transcript).history()
