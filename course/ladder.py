@@ -229,12 +229,17 @@ def cell_text(row: dict) -> str:
     return outcome
 
 
-def markdown(rows: list[dict] | None = None) -> str:
-    """The ladder as a markdown table: scenarios down, stages across (the docs include it at build time)."""
+def grid(rows: list[dict] | None, show) -> tuple[list[str], list[str], dict]:
+    """The ladder's stages (across), scenarios (down, in their order) and each cell as ``show`` words it."""
     rows = run_ladder() if rows is None else rows
     stages = sorted({row["stage"] for row in rows})
     scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
-    cells = {(row["scenario"], row["stage"]): cell_text(row) for row in rows}
+    return stages, scenarios, {(row["scenario"], row["stage"]): show(row) for row in rows}
+
+
+def markdown(rows: list[dict] | None = None) -> str:
+    """The ladder as a markdown table: scenarios down, stages across (the docs include it at build time)."""
+    stages, scenarios, cells = grid(rows, cell_text)
     lines = ["| scenario | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
     for scenario in scenarios:
         lines.append(f"| `{scenario}` | " + " | ".join(cells.get((scenario, stage), "") for stage in stages) + " |")
@@ -280,10 +285,7 @@ def legend(rows: list[dict]) -> list[str]:
 
 def text_table(rows: list[dict] | None = None) -> str:
     """The ladder for a terminal: scenarios down, stages across, at most 100 columns, and a legend."""
-    rows = run_ladder() if rows is None else rows
-    stages = sorted({row["stage"] for row in rows})
-    scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
-    cells = {(row["scenario"], row["stage"]): short_cell(row) for row in rows}
+    stages, scenarios, cells = grid(rows, short_cell)
     first = max(len("scenario"), *(len(name) for name in scenarios))
     lines = [f"{'scenario':<{first}}  " + " ".join(f"{stage:<{CELL_WIDTH}}" for stage in stages)]
     for scenario in scenarios:
