@@ -5,18 +5,29 @@
 * ``prepare_workspace``: the sample project, copied fresh per run;
 * ``TracePrinter`` and ``stage_main``: the command line every stage shares;
 * ``transcript``: the file a run's state is saved to every step, and finding it again to resume.
+* ``isolated`` (imported by name): calling a function in a child process, where a crash in C code cannot
+  end the run.
 """
 
-from .cli import as_dict, explain_api_error, stage_main, summary
-from .client import make_client
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from . import runlog, transcript
-from .guard import Runaway, capped
-from .schema import argument_errors, describe_parameters
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
-from .offline import Faults
 from .trace import TracePrinter, shorten
-from .workspace import SAMPLE, prepare_workspace, shown, snapshot
 from .wire import sendable
+from .workspace import SAMPLE, prepare_workspace, shown, snapshot
+
+# These need the SDK (or jsonschema): a second or more to import. They are imported on first use
+# (PEP 562), so that `import course` alone stays light for a small process that needs only the rest,
+# such as course.isolated's server holding s06's command reader.
+_ON_FIRST_USE = {
+    "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
+    "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
+    "argument_errors": "schema", "describe_parameters": "schema",
+}
 
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
@@ -24,3 +35,22 @@ __all__ = [
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
     "stage_main", "summary",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _ON_FIRST_USE:  # a submodule not imported yet is found by the import system, not here
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(f".{_ON_FIRST_USE[name]}", __name__), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ON_FIRST_USE})
+
+
+if TYPE_CHECKING:  # what editors and type checkers read
+    from .cli import as_dict, explain_api_error, stage_main, summary
+    from .client import make_client
+    from .guard import Runaway, capped
+    from .offline import Faults
+    from .schema import argument_errors, describe_parameters

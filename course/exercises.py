@@ -11,10 +11,10 @@ A stage marks each exercise as a block of complete statements, at one indentatio
   s06's gate.py) with every region's statements replaced by a ``raise NotImplementedError`` that names
   the exercise, plus the stage's notebooks;
 * ``check(stage, dest)`` runs the stage's pinned tests (tests/test_sNN*.py) against that copy in a
-  pytest subprocess and prints a scorecard, one line per exercise.
+  child process (pytest) and prints a scorecard, one line per exercise.
 
 How a test run reaches the student copy: ``check`` sets ``AGENT_COURSE_STUDENT_STAGE="sNN=DEST"`` for the
-subprocess, and the tests' ``load_stage("sNN")`` then calls ``import_student_copy``, which imports
+child, and the tests' ``load_stage("sNN")`` then calls ``import_student_copy``, which imports
 DEST/agent.py under its own module name, inside a package made of DEST (so that the copy's
 ``from . import gate`` finds the student's gate.py, not the reference's). The per-test outcomes and their ``@pytest.mark.exercise(N)``
 markers come back as JSON from the small plugin in ``course.scorecard_plugin``.
@@ -27,9 +27,10 @@ import dataclasses
 import importlib.util
 import io
 import json
+import multiprocessing
+import multiprocessing.context
 import os
 import re
-import subprocess
 import sys
 import threading
 import tempfile
@@ -377,28 +378,53 @@ def check(stage: str, dest, *, out=None, whole_reasons: bool = False) -> int:
 
 
 def run_pinned_tests(stage: str, dest: Path, tests: list[Path]) -> PytestRun:
-    """Run pytest in a subprocess with the student copy in place of the stage; read back the outcomes."""
+    """Run pytest in a child process with the student copy in place of the stage; read back the outcomes."""
     with tempfile.TemporaryDirectory(prefix="course-check-") as scratch:
-        report = Path(scratch) / "outcomes.json"
-        environment = {**os.environ, STUDENT_STAGE_VARIABLE: f"{stage}={dest}", SCORECARD_JSON_VARIABLE: str(report),
-                       # The pinned tests need no third-party pytest plugin: not loading them (hypothesis's
-                       # alone takes a second to import) makes a check faster, and keeps pytest-xdist out of it.
-                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        report, printed = Path(scratch) / "outcomes.json", Path(scratch) / "printed.txt"
+        variables = {STUDENT_STAGE_VARIABLE: f"{stage}={dest}", SCORECARD_JSON_VARIABLE: str(report),
+                     # The pinned tests need no third-party pytest plugin: not loading them (hypothesis's
+                     # alone takes a second to import) makes a check faster, and keeps pytest-xdist out of it.
+                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        arguments = ["-q", "-p", "no:cacheprovider", "-p", PLUGIN, *(str(test) for test in tests)]
         # A fresh process, so the student's module and the reference never share one interpreter's state.
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
-                   *(str(test) for test in tests)]
-        try:
-            finished = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
-                                      timeout=CHECK_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
+        child = _graders().Process(target=_pytest_in_child, args=(arguments, variables, str(printed)))
+        child.start()
+        child.join(CHECK_TIMEOUT_SECONDS)
+        if child.is_alive():
+            child.kill()
+            child.join()
             raise CourseError(f"the {stage} tests ran longer than {CHECK_TIMEOUT_SECONDS} s against {dest}: "
-                              f"does a loop in the student copy never end?") from None
+                              f"does a loop in the student copy never end?")
         if not report.is_file():
-            raise CourseError(f"pytest ended (exit {finished.returncode}) without results: {_last_line(finished)}")
+            raise CourseError(f"pytest ended (exit {child.exitcode}) without results: {_last_line(printed)}")
         data = json.loads(report.read_text(encoding="utf-8"))
     return PytestRun(outcomes=[_pinned_test(item) for item in data["tests"]],
                      collection_errors=data["collection_errors"],
                      student_copy_loaded=data["student_copy_loaded"])
+
+
+def _graders() -> multiprocessing.context.BaseContext:
+    """Where checks run: children forked from a small server process that has imported pytest and the SDK
+    once (multiprocessing's "forkserver"), so that checking many copies pays those imports once, not once
+    a copy (they are most of a check's time). The server never imports a stage or a student copy, so every
+    child starts as clean as a new interpreter. Where there is no fork (Windows), each child is a new one."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["anthropic", "pytest", "course.client"])
+    return context
+
+
+def _pytest_in_child(arguments: list[str], variables: dict[str, str], printed: str) -> None:
+    """The child's work: pytest from the repository's root, its output kept in a file for the error line."""
+    os.environ.update(variables)
+    os.chdir(REPO_ROOT)
+    output = os.open(printed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    import pytest  # already imported by the server where there is one
+
+    sys.exit(pytest.main(arguments))
 
 
 def _pinned_test(item: dict) -> PinnedTest:
@@ -408,9 +434,9 @@ def _pinned_test(item: dict) -> PinnedTest:
     return PinnedTest(item["name"], item["outcome"], tuple(sorted(set(numbers))), item["message"])
 
 
-def _last_line(finished: subprocess.CompletedProcess) -> str:
-    lines = (finished.stderr + finished.stdout).strip().splitlines()
-    return lines[-1] if lines else "no output"
+def _last_line(printed: Path) -> str:
+    lines = printed.read_text(encoding="utf-8", errors="replace").strip().splitlines() if printed.is_file() else []
+    return lines[-1] if lines else "it printed nothing: does the student copy end the process itself (sys.exit, os._exit)?"
 
 
 def score(regions: list[Region], outcomes: list[PinnedTest]) -> list[ScoreLine]:

@@ -24,7 +24,6 @@ import fnmatch
 import functools
 import json
 import os
-import pickle
 import re
 import shlex
 import stat
@@ -39,6 +38,7 @@ import tree_sitter
 import tree_sitter_bash
 
 import course
+import course.isolated
 
 Decision = Literal["allow", "ask", "deny"]
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
@@ -166,36 +166,20 @@ def parse(command: str) -> tree_sitter.Tree:
 
 
 def read_command(command: str) -> "Reading":
-    """parse, then classify, in a child process where the system can fork. tree-sitter-bash is C, and
-    it crashed (a segmentation fault) on a few generated strings in this course's property tests: a
+    """parse, then classify, in a child process (course.isolated). tree-sitter-bash is C, and it
+    crashed (a segmentation fault) on a few generated strings in this course's property tests: a
     crash must end a child, not the agent's run. A command the child could not read is not plain,
     and every word in it may be a program, so that deny rules still apply."""
-    if not hasattr(os, "fork"):
-        return classify(parse(command))
-    reading_end, writing_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # the child: read, send the reading (or the exception) back, and leave
-        try:
-            os.close(reading_end)
-            try:
-                outcome = classify(parse(command))
-            except Exception as error:  # a bug in Python code is raised again in the parent, as it was
-                outcome = error
-            with os.fdopen(writing_end, "wb") as out:
-                pickle.dump(outcome, out)
-        finally:
-            os._exit(0)
-    os.close(writing_end)
-    with os.fdopen(reading_end, "rb") as received:
-        data = received.read()
-    _, status = os.waitpid(child, 0)
-    if status == 0 and data:
-        outcome = pickle.loads(data)
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
-    return Reading(plain=False, why_not="the shell grammar's parser crashed on it", commands=[],
-                   programs=guessed_programs(command), words=[])
+    try:
+        return course.isolated.call(read_here, command)
+    except course.isolated.ChildCrashed:
+        return Reading(plain=False, why_not="the shell grammar's parser crashed on it", commands=[],
+                       programs=guessed_programs(command), words=[])
+
+
+def read_here(command: str) -> "Reading":
+    """parse, then classify, in this process: what the child runs."""
+    return classify(parse(command))
 # --8<-- [end:parse]
 
 
@@ -761,7 +745,7 @@ def bench(repeats: int = 2000) -> dict:
     does): what the grammar adds to a call."""
     timings = {}
     for command in BENCH_COMMANDS:
-        for how, read in (("in process", lambda text: classify(parse(text))), ("in a child", read_command)):
+        for how, read in (("in process", read_here), ("in a child", read_command)):
             samples = []
             for _ in range(repeats if how == "in process" else max(repeats // 20, 20)):
                 started = time.perf_counter()
@@ -777,7 +761,7 @@ if __name__ == "__main__":
             print(f"{microseconds:10.1f} µs  {how:10}  {command!r}")
     else:
         for command in sys.argv[1:]:
-            reading = classify(parse(command))
+            reading = read_here(command)
             print(json.dumps({"command": command, "plain": reading.plain, "why_not": reading.why_not,
                               "commands": reading.commands,
                               "programs": [words[start:] for words, start in reading.programs]}, ensure_ascii=False))

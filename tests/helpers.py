@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 
 import course
@@ -59,5 +60,18 @@ def load_hook():
     """The docs' MkDocs hook (docs/hooks/generate.py), loaded as a module of its own."""
     spec = importlib.util.spec_from_file_location("docs_hook_generate", ROOT / "docs" / "hooks" / "generate.py")
     module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def module_from_source(folder: Path, file_name: str, source: str, name: str | None = None):
+    """A module written to ``folder/file_name.py`` and imported under ``name`` (default: file_name;
+    remove it from sys.modules when done): a function with a file of its own, for course.isolated."""
+    name = name or file_name
+    path = folder / f"{file_name}.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

@@ -1,7 +1,7 @@
 """Exercises for instructors: regions are found, a student copy is stubbed, and a check grades it.
 
-The checks run the stage's pinned tests in a pytest subprocess, as an instructor's `python -m course
-check` does; each costs a few seconds, mostly importing the SDK.
+The checks run the stage's pinned tests in a child process, as an instructor's `python -m course check`
+does: each is forked from a server that has imported pytest and the SDK once.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, Pytest
                               make_student_copy, run_pinned_tests, scorecard, stub_out)
 
 ROOT = Path(__file__).resolve().parent.parent
-GRADED_STAGES = ["s00", "s01", "s02", "s03"]  # graded for real (a pytest subprocess each): the issue's four
+GRADED_STAGES = ["s00", "s01", "s02", "s03"]  # graded for real (a child process each): the issue's four
 ALL_STAGES = sorted(path.parent.name for path in ROOT.glob("s0*/agent.py"))
 
 
@@ -180,6 +180,25 @@ def test_load_stage_imports_the_student_copy_a_check_names(tmp_path, monkeypatch
     assert load_stage("s01").__name__ == "s01.agent"  # other stages load normally
 
 
+def test_a_student_copy_of_s06_reads_commands_with_its_own_gate_in_a_child(tmp_path, monkeypatch):
+    # s06's gate reads a command in a child process (course.isolated): the child must run the copy's
+    # gate.py, stubs and all, and send back what that copy defines.
+    make_student_copy("s06", tmp_path)
+    monkeypatch.setenv(STUDENT_STAGE_VARIABLE, f"s06={tmp_path}")
+    try:
+        load_stage("s06")
+        student_gate = sys.modules["student_copy_of_s06.gate"]
+        assert Path(student_gate.__file__) == tmp_path / "gate.py"
+        with pytest.raises(NotImplementedError, match="exercise 2: Read a command's words only when they are plain"):
+            student_gate.read_command("ls -l")
+        shutil.copyfile(ROOT / "s06" / "gate.py", tmp_path / "gate.py")  # solved: the child runs the new file
+        reading = student_gate.read_command("ls -l")
+        assert type(reading) is student_gate.Reading and reading.plain and reading.commands == [["ls", "-l"]]
+    finally:
+        for name in [name for name in sys.modules if name.startswith("student_copy_of_s06")]:
+            del sys.modules[name]
+
+
 def test_load_stage_imports_the_reference_without_a_check(monkeypatch):
     monkeypatch.delenv(STUDENT_STAGE_VARIABLE, raising=False)
     assert load_stage("s00").__name__ == "s00.agent"
@@ -230,6 +249,21 @@ def test_the_plugin_records_outcomes_markers_and_whole_first_failures(tmp_path):
         "test_untied_errors_in_setup": ("failed", (), "RuntimeError: setup broke"),
     }
     assert run.student_copy_loaded and not run.collection_errors and not run.passed
+
+
+def test_a_copy_that_never_finishes_is_stopped_at_the_time_limit_in_one_line(tmp_path, monkeypatch):
+    (tmp_path / "agent.py").write_text("import time\nSTAGE = 's00'\nwhile True:\n    time.sleep(1)\n", encoding="utf-8")
+    (tmp_path / "test_waits_s00.py").write_text(PLUGIN_TESTS, encoding="utf-8")
+    monkeypatch.setattr(exercises, "CHECK_TIMEOUT_SECONDS", 1)
+    with pytest.raises(course.CourseError, match=r"ran longer than 1 s .* does a loop in the student copy never end"):
+        run_pinned_tests("s00", tmp_path, [tmp_path / "test_waits_s00.py"])
+
+
+def test_a_copy_that_ends_the_test_process_is_reported_in_one_line(tmp_path):
+    (tmp_path / "agent.py").write_text("import os\nprint('bye')\nos._exit(3)\n", encoding="utf-8")
+    (tmp_path / "test_exits_s00.py").write_text(PLUGIN_TESTS, encoding="utf-8")
+    with pytest.raises(course.CourseError, match=r"^pytest ended \(exit 3\) without results: it printed nothing: does the student copy end the process itself"):
+        run_pinned_tests("s00", tmp_path, [tmp_path / "test_exits_s00.py"])
 
 
 def test_a_scorecard_has_a_line_per_exercise_per_shared_group_and_for_the_rest():
@@ -290,7 +324,7 @@ def test_every_exercise_of_every_stage_is_pinned_by_a_test(stage):
     assert {region.number for region in exercises.stage_regions(stage)} <= pinned
 
 
-# ---------------------------------------------------------------- grading real stages (a subprocess each)
+# ---------------------------------------------------------------- grading real stages (a child process each)
 
 def fresh_copy(stage: str, dest: Path) -> None:
     make_student_copy(stage, dest)
@@ -313,7 +347,7 @@ GRADINGS = {**{("fresh", stage): fresh_copy for stage in GRADED_STAGES},
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict[tuple[str, str], tuple[int, str]]:
     """Each copy above checked once: {(copy, stage): (exit code, printed scorecard)}. The checks run side
-    by side because each is a pytest subprocess that spends most of its time importing the SDK."""
+    by side, each in a child process of its own."""
     folders = {}
     for (kind, stage), make_copy in GRADINGS.items():
         folders[kind, stage] = tmp_path_factory.mktemp(f"{stage}-{kind.replace(' ', '-')}")

@@ -120,7 +120,8 @@ def test_notebook_names_articles_by_their_titles(path):
 def test_notebook_runs_top_to_bottom_offline(path):
     notebook = nbformat.read(path, as_version=4)
     # python3 is the kernel of this very interpreter, there even before `make install` registers the course's.
-    client = NotebookClient(notebook, kernel_name="python3", timeout=60,
+    # "immediate": the outputs are all read; a polite shutdown would only wait for the kernel to agree.
+    client = NotebookClient(notebook, kernel_name="python3", timeout=60, shutdown_kernel="immediate",
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
     printed = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"

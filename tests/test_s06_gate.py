@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import load_stage, scripted_client
+from helpers import load_stage, module_from_source, scripted_client
 
 s06 = load_stage("s06")
 pytestmark = pytest.mark.exercise(2)  # every command decision reads its words through plain_words
@@ -313,11 +312,16 @@ def test_any_text_is_read_without_failing(before, after):
     assert isinstance(found.plain, bool) and (found.plain or found.why_not)
 
 
-def test_a_crash_of_the_parser_ends_a_child_not_the_run(workspace, monkeypatch):
-    monkeypatch.setattr(gates, "parse", lambda command: os.kill(os.getpid(), signal.SIGSEGV))
-    verdict, why, _ = decide(workspace, "ls")
-    assert verdict == "ask" and "parser crashed" in why
-    assert decide(workspace, "ls; rm memo.md")[0] == "deny"  # deny rules still read every word
+def test_a_crash_of_the_parser_ends_a_child_not_the_run(workspace, monkeypatch, tmp_path):
+    crashing = module_from_source(tmp_path, "crashing_reader", "import os, signal\n\n"
+                                  "def read_here(command):\n    os.kill(os.getpid(), signal.SIGSEGV)\n")
+    monkeypatch.setattr(gates, "read_here", crashing.read_here)  # the child reads, and dies as a C crash would
+    try:
+        verdict, why, _ = decide(workspace, "ls")
+        assert verdict == "ask" and "parser crashed" in why
+        assert decide(workspace, "ls; rm memo.md")[0] == "deny"  # deny rules still read every word
+    finally:
+        del sys.modules["crashing_reader"]
 
 
 @PROPERTY

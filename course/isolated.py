@@ -1,0 +1,259 @@
+"""Calling a function where a crash cannot end the caller: in a child process forked from a small server.
+
+s06's gate reads each command with tree-sitter-bash, which is C, and it crashed (a segmentation fault)
+on a few generated strings in this course's property tests. In the agent's own process such a crash
+would end the run; in a child process it ends the child, and the gate treats the command as one it
+could not read. ``call(function, argument)`` is that child process.
+
+Forking the agent itself for every call is the simple way, and a slow one: the kernel copies the
+agent's page tables, then every page that either process writes afterwards, so the cost grows with
+what the caller has loaded. ``python -m course.isolated --bench`` measures it: a command read in a
+fork of a process that has imported the SDK, and of one that has imported a test suite, against a
+fork of a small server. So ``call`` keeps one small server process per module: it imports only that
+module (and what the module imports), and forks a fresh child of its own for every call. Every call
+still starts from the server's state just after the import, never from an earlier call's.
+
+This is what multiprocessing's "forkserver" start method does, and Chrome's zygote. multiprocessing
+is not used here because it prepares each child by importing the caller's main script again (a stage's
+agent.py, and with it the SDK: a second or more per call).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import pickle
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, BinaryIO, Callable
+
+LENGTH = struct.Struct("!I")  # each message: its length, then the pickled message
+
+
+class ChildCrashed(Exception):
+    """The child ended without answering: killed by a signal (SIGSEGV from C code), or exited."""
+
+
+def call(function: Callable[[Any], Any], argument: Any) -> Any:
+    """``function(argument)`` run in a child process: its return value, or the exception it raised,
+    raised here again. Raises ChildCrashed if the child died without an answer. ``function`` is a
+    module-level function of a module with a file, and what it returns must pickle. Where the system
+    cannot fork (Windows), it runs in this process."""
+    if not hasattr(os, "fork"):
+        return function(argument)
+    kind, value = _server_for(*_where(function)).ask(function.__name__, argument)
+    if kind == "raised":
+        raise value
+    if kind == "crashed":
+        raise ChildCrashed(value)
+    return value
+
+
+# ---------------------------------------------------------------- the caller's side
+
+_servers: dict[str, "_Server"] = {}
+_servers_lock = threading.Lock()
+
+
+def _where(function: Callable) -> tuple[str, Path]:
+    """The name and file of the module holding ``function``, as the server loads it: by a name that
+    does not run it as a script (``python -m s06.gate`` runs s06/gate.py as __main__; the server
+    loads that file as s06.gate)."""
+    module = sys.modules[function.__module__]
+    name = module.__name__
+    if name == "__main__":
+        if module.__spec__ is None:
+            raise ValueError(f"course.isolated.call needs a function of an imported module, not of the script "
+                             f"{module.__file__}: run it as python -m PACKAGE.MODULE")
+        name = module.__spec__.name
+    return name, Path(module.__file__).resolve()
+
+
+def _server_for(name: str, path: Path) -> "_Server":
+    """The server holding the module as its file is now: an edited file (a learner's, then reloaded)
+    gets a new server, so a child never runs code older than the caller's."""
+    version = path.stat()
+    key = f"{name}@{path}"
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None or server.version != (version.st_mtime_ns, version.st_size) or not server.alive():
+            if server is not None:
+                server.close()
+            server = _servers[key] = _Server(name, path, (version.st_mtime_ns, version.st_size))
+        return server
+
+
+class _Server:
+    def __init__(self, name: str, path: Path, version: tuple[int, int]):
+        self.version = version
+        self.lock = threading.Lock()
+        # A new interpreter (not a fork of this one), with this one's sys.path, running serve() below.
+        self.process = subprocess.Popen([sys.executable, "-m", "course.isolated"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
+        _send(self.process.stdin, (name, str(path), sys.path))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def ask(self, function_name: str, argument: Any) -> tuple[str, Any]:
+        with self.lock:
+            try:
+                _send(self.process.stdin, (function_name, argument))
+                answer = _receive(self.process.stdout)
+            except (BrokenPipeError, OSError):
+                answer = None
+            if answer is None:  # the server itself ended (it should not: it never runs the function)
+                self.close()
+                return "crashed", f"the server process ended (exit {self.process.returncode})"
+            return pickle.loads(answer)
+
+    def close(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()  # the server reads the end of its input and leaves
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@atexit.register
+def _close_servers() -> None:
+    for server in _servers.values():
+        server.close()
+    _servers.clear()
+
+
+# ---------------------------------------------------------------- the server's side
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    """Import the module named in the first message, then answer each (function, argument) message
+    with a child's answer, until the input ends."""
+    name, path, caller_path = pickle.loads(_receive(requests))
+    sys.path[:] = caller_path
+    _packages_of(name, Path(path).parent)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # under the caller's name, so that what it returns unpickles there
+    spec.loader.exec_module(module)
+    while (request := _receive(requests)) is not None:
+        function_name, argument = pickle.loads(request)
+        answers.write(LENGTH.pack(len(answer := _in_a_child(getattr(module, function_name), argument))) + answer)
+        answers.flush()
+
+
+def _packages_of(name: str, folder: Path) -> None:
+    """The packages above ``name``, imported, or (a package the caller made, such as a student copy's
+    folder) made here the same way: what the module returns is pickled by its module's full name, which
+    must import in the caller and here alike."""
+    parts = name.split(".")[:-1]
+    for depth in range(1, len(parts) + 1):
+        package = ".".join(parts[:depth])
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            made = sys.modules[package] = ModuleType(package)
+            made.__path__ = [str(folder)] if depth == len(parts) else []
+
+
+def _in_a_child(function: Callable[[Any], Any], argument: Any) -> bytes:
+    """The pickled answer of ``function(argument)`` run in a fork of this (small) process."""
+    reading_end, writing_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(reading_end)
+            try:
+                answer = _pickled("returned", function(argument))
+            except Exception as error:  # a bug in Python code is raised again in the caller, as it was
+                answer = _pickled("raised", error)
+            with os.fdopen(writing_end, "wb") as out:
+                out.write(answer)
+        finally:
+            os._exit(0)
+    os.close(writing_end)
+    with os.fdopen(reading_end, "rb") as received:
+        answer = received.read()
+    _, status = os.waitpid(child, 0)
+    if status == 0 and answer:
+        return answer
+    ended = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+             else f"exit {os.waitstatus_to_exitcode(status)}")
+    return pickle.dumps(("crashed", f"the child process ended without an answer ({ended})"))
+
+
+def _pickled(kind: str, value: Any) -> bytes:
+    try:
+        return pickle.dumps((kind, value))
+    except Exception as error:  # e.g. an exception class the caller could not rebuild
+        return pickle.dumps(("raised", RuntimeError(f"{value!r} (could not be sent back: {error})")))
+
+
+def _send(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message)
+    stream.write(LENGTH.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: BinaryIO) -> bytes | None:
+    """The next message's bytes, or None at the end of the stream."""
+    head = stream.read(LENGTH.size)
+    if len(head) < LENGTH.size:
+        return None
+    return stream.read(LENGTH.unpack(head)[0])
+
+
+# ---------------------------------------------------------------- python -m course.isolated --bench
+
+def bench(repeats: int = 200) -> dict[str, float]:
+    """Median milliseconds to read one command with s06's gate: in a fork of this process as it is
+    (small), then after importing the SDK, then after importing what a test run holds, against call()."""
+    from s06 import gate
+
+    command = "cat memo.md | grep agent | head -n 3"
+
+    def forking_this_process() -> None:
+        reading_end, writing_end = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(reading_end)
+            with os.fdopen(writing_end, "wb") as out:
+                out.write(pickle.dumps(gate.read_here(command)))
+            os._exit(0)
+        os.close(writing_end)
+        with os.fdopen(reading_end, "rb") as received:
+            pickle.loads(received.read())
+        os.waitpid(child, 0)
+
+    def median_ms(read: Callable[[], None]) -> float:
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            read()
+            samples.append((time.perf_counter() - started) * 1000)
+        return round(statistics.median(samples), 2)
+
+    timings = {"fork of this process, course and the gate imported": median_ms(forking_this_process)}
+    import anthropic  # noqa: F401  (what a stage's agent has loaded)
+    timings["fork of this process, the SDK imported too"] = median_ms(forking_this_process)
+    import hypothesis, jsonschema, mkdocs, nbclient, pytest  # noqa: F401,E401  (what a test worker has loaded)
+    timings["fork of this process, a test run's imports too"] = median_ms(forking_this_process)
+    call(gate.read_here, command)  # start the server
+    timings["course.isolated.call (fork of the small server)"] = median_ms(lambda: call(gate.read_here, command))
+    return timings
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--bench"]:
+        for how, milliseconds in bench().items():
+            print(f"{milliseconds:8.2f} ms  {how}")
+    else:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
