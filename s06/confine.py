@@ -544,8 +544,16 @@ def _stand_in_folder() -> str:
     folder = tempfile.mkdtemp(prefix="confine-stand-ins-")
     Path(folder, "empty-file").touch(mode=0o000)
     os.mkdir(os.path.join(folder, "empty-folder"), mode=0o000)
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    atexit.register(_remove_stand_ins, folder)
     return folder
+
+
+def _remove_stand_ins(folder: str) -> None:
+    try:  # a folder of mode 000 cannot be listed, so not emptied: its owner may open it first (root need not)
+        os.chmod(os.path.join(folder, "empty-folder"), 0o700)
+    except OSError:
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _enter_namespaces() -> None:

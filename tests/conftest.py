@@ -12,6 +12,7 @@ import pytest
 from hypothesis import settings
 
 import course
+import course.schema  # before nbformat imports jsonschema: it keeps rfc3987-syntax out (1 s; see there)
 from helpers import load_stage
 
 # The suite is deterministic: property tests draw the same examples on every run (CI and a clean
@@ -46,6 +47,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_local)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_stay_in_pytests_folder(tmp_path_factory):
+    """What the code under test puts in the system's temporary folder (workspaces, a notebook's folders,
+    confinement's stand-ins), in this process and in every process it starts (TMPDIR), goes under
+    pytest's own temporary folder, which pytest prunes to the last three runs: a run leaves nothing in
+    /tmp. (Thousands of folders left there by earlier runs had made creating a file in a new folder of
+    /tmp ten times slower on the course's machine: ext4 spreads new top-level folders thin.)"""
+    folder = str(tmp_path_factory.mktemp("tmp", numbered=False))
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = folder, folder
+    yield
+    if saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[0]
+    tempfile.tempdir = saved[1]
+
+
 @pytest.fixture(autouse=True)
 def offline_environment(request, monkeypatch, tmp_path):
     """Offline by default: no key, no model override, no base URL, no socket beyond loopback."""
@@ -58,9 +77,10 @@ def offline_environment(request, monkeypatch, tmp_path):
     monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     monkeypatch.setenv("AGENT_COURSE_TRANSCRIPTS", str(tmp_path / "transcripts"))
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
-    # Fresh workspaces (course.prepare_workspace) go under this test's tmp_path, which pytest cleans,
-    # instead of piling up in the system's temporary folder.
+    # Fresh workspaces (course.prepare_workspace) go under this test's own tmp_path, in this process
+    # and in the processes it starts.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     yield
 
 

@@ -342,18 +342,21 @@ def test_an_unprivileged_user_is_confined_too(confined):
     # Not under tmp_path: its parents are private to root, and the user must reach the workspace.
     folder = Path(tempfile.mkdtemp(dir="/tmp", prefix="confine-unprivileged-"))
     try:
-        workspace = folder / "workspace"
+        workspace, scratch = folder / "workspace", folder / "scratch"
         workspace.mkdir()
+        scratch.mkdir()
         (workspace / ".env").write_text(SECRET)
         (folder / "secret.txt").write_text(SECRET)
-        for path in (folder, workspace, workspace / ".env", folder / "secret.txt"):
+        for path in (folder, workspace, scratch, workspace / ".env", folder / "secret.txt"):
             os.chown(path, 65534, 65534)
         folder.chmod(0o755)
         result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python,
                                  "-I", "-c", UNPRIVILEGED, str(Path(confine.__file__).parent), str(workspace)],
-                                capture_output=True, text=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
+                                capture_output=True, text=True, timeout=20,
+                                env={"PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)})
         assert result.stdout.startswith("True Landlock"), result.stdout + result.stderr
         assert SECRET not in result.stdout and result.stdout.rstrip().endswith("65534")
         assert (workspace / "made").exists()
+        assert list(scratch.iterdir()) == []  # the stand-ins for hidden files went when the process ended
     finally:
         shutil.rmtree(folder)
