@@ -24,6 +24,7 @@ import atexit
 import importlib.util
 import os
 import pickle
+import select
 import signal
 import statistics
 import struct
@@ -36,10 +37,12 @@ from types import ModuleType
 from typing import Any, BinaryIO, Callable
 
 LENGTH = struct.Struct("!I")  # each message: its length, then the pickled message
+TIME_LIMIT_S = 10  # for one call; reading a command takes well under a millisecond
 
 
 class ChildCrashed(Exception):
-    """The child ended without answering: killed by a signal (SIGSEGV from C code), or exited."""
+    """The child ended without answering: killed by a signal (SIGSEGV from C code), exited, or was
+    stopped at the time limit."""
 
 
 def call(function: Callable[[Any], Any], argument: Any) -> Any:
@@ -98,7 +101,7 @@ class _Server:
         # A new interpreter (not a fork of this one), with this one's sys.path, running serve() below.
         self.process = subprocess.Popen([sys.executable, "-m", "course.isolated"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE)
-        _send(self.process.stdin, (name, str(path), sys.path))
+        _send(self.process.stdin, (name, str(path), sys.path, TIME_LIMIT_S))
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -137,7 +140,7 @@ def _close_servers() -> None:
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Import the module named in the first message, then answer each (function, argument) message
     with a child's answer, until the input ends."""
-    name, path, caller_path = pickle.loads(_receive(requests))
+    name, path, caller_path, time_limit_s = pickle.loads(_receive(requests))
     sys.path[:] = caller_path
     _packages_of(name, Path(path).parent)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -146,8 +149,7 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     spec.loader.exec_module(module)
     while (request := _receive(requests)) is not None:
         function_name, argument = pickle.loads(request)
-        answers.write(LENGTH.pack(len(answer := _in_a_child(getattr(module, function_name), argument))) + answer)
-        answers.flush()
+        _write(answers, _in_a_child(getattr(module, function_name), argument, time_limit_s))
 
 
 def _packages_of(name: str, folder: Path) -> None:
@@ -164,7 +166,7 @@ def _packages_of(name: str, folder: Path) -> None:
             made.__path__ = [str(folder)] if depth == len(parts) else []
 
 
-def _in_a_child(function: Callable[[Any], Any], argument: Any) -> bytes:
+def _in_a_child(function: Callable[[Any], Any], argument: Any, time_limit_s: float) -> bytes:
     """The pickled answer of ``function(argument)`` run in a fork of this (small) process."""
     reading_end, writing_end = os.pipe()
     child = os.fork()
@@ -180,14 +182,32 @@ def _in_a_child(function: Callable[[Any], Any], argument: Any) -> bytes:
         finally:
             os._exit(0)
     os.close(writing_end)
-    with os.fdopen(reading_end, "rb") as received:
-        answer = received.read()
+    answer, finished = _read_until(reading_end, time.monotonic() + time_limit_s)
+    if not finished:  # a loop that never ends (a learner's code, say) must not hang the caller
+        os.kill(child, signal.SIGKILL)
     _, status = os.waitpid(child, 0)
-    if status == 0 and answer:
+    if finished and status == 0 and answer:
         return answer
-    ended = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+    ended = (f"stopped after {time_limit_s:g} s" if not finished
+             else f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
              else f"exit {os.waitstatus_to_exitcode(status)}")
     return pickle.dumps(("crashed", f"the child process ended without an answer ({ended})"))
+
+
+def _read_until(descriptor: int, deadline: float) -> tuple[bytes, bool]:
+    """What the child wrote, and whether it closed its end before the deadline."""
+    chunks = []
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([descriptor], [], [], left)[0]:
+                break
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+        return b"".join(chunks), False
+    finally:
+        os.close(descriptor)
 
 
 def _pickled(kind: str, value: Any) -> bytes:
@@ -198,7 +218,10 @@ def _pickled(kind: str, value: Any) -> bytes:
 
 
 def _send(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message)
+    _write(stream, pickle.dumps(message))
+
+
+def _write(stream: BinaryIO, data: bytes) -> None:
     stream.write(LENGTH.pack(len(data)) + data)
     stream.flush()
 
@@ -256,4 +279,9 @@ if __name__ == "__main__":
         for how, milliseconds in bench().items():
             print(f"{milliseconds:8.2f} ms  {how}")
     else:
-        serve(sys.stdin.buffer, sys.stdout.buffer)
+        # The messages go on the original stdout; anything the module or a child prints goes to stderr,
+        # and a child reads nothing from the caller's pipe, so neither can break a message in two.
+        requests, answers = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(2, 1)
+        serve(requests, answers)

@@ -35,6 +35,11 @@ def crash(argument):
     os.kill(os.getpid(), signal.SIGSEGV)
 
 
+def loop(argument):
+    while True:
+        pass
+
+
 def leave(code):
     os._exit(code)
 
@@ -49,6 +54,11 @@ def unsendable(argument):
 
 def version(argument):
     return "first"
+
+
+def chatty(argument):
+    print("a line on stdout, as a module may print")
+    return input() if argument == "read stdin" else argument
 '''
 
 
@@ -79,6 +89,15 @@ def test_a_child_that_exits_without_an_answer_is_a_crash_answer(module):
         isolated.call(module.leave, 3)
 
 
+def test_a_child_that_never_finishes_is_stopped_at_the_time_limit(module, monkeypatch):
+    monkeypatch.setattr(isolated, "TIME_LIMIT_S", 0.5)  # given to this module's server when it starts, below
+    started = time.monotonic()
+    with pytest.raises(isolated.ChildCrashed, match=r"stopped after 0.5 s"):
+        isolated.call(module.loop, None)
+    assert time.monotonic() - started < 5
+    assert isolated.call(module.pid_and_calls, "next")[2] == "next"
+
+
 def test_an_exception_is_raised_again_here_as_it_was(module):
     with pytest.raises(NotImplementedError, match="^exercise 2: see the chapter$"):
         isolated.call(module.refuse, "see the chapter")
@@ -87,6 +106,13 @@ def test_an_exception_is_raised_again_here_as_it_was(module):
 def test_an_answer_that_cannot_be_sent_back_is_an_error_that_says_so(module):
     with pytest.raises(RuntimeError, match="could not be sent back"):
         isolated.call(module.unsendable, 1)
+
+
+def test_what_the_module_prints_or_reads_does_not_break_the_messages(module):
+    assert isolated.call(module.chatty, "said") == "said"
+    with pytest.raises(EOFError):  # its stdin is empty, not the caller's pipe
+        isolated.call(module.chatty, "read stdin")
+    assert isolated.call(module.chatty, "still said") == "still said"
 
 
 def test_an_edited_module_file_is_run_as_it_now_is(module):
