@@ -98,9 +98,11 @@ class _Server:
     def __init__(self, name: str, path: Path, version: tuple[int, int]):
         self.version = version
         self.lock = threading.Lock()
-        # A new interpreter (not a fork of this one), with this one's sys.path, running serve() below.
-        self.process = subprocess.Popen([sys.executable, "-m", "course.isolated"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE)
+        # A new interpreter (not a fork of this one) running this very file's serve(), below; it then
+        # takes this process's sys.path to import the module.
+        start = (f"import runpy, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r}); "
+                 f"runpy.run_module('course.isolated', run_name='__main__')")
+        self.process = subprocess.Popen([sys.executable, "-c", start], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         _send(self.process.stdin, (name, str(path), sys.path, TIME_LIMIT_S))
 
     def alive(self) -> bool:
