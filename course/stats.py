@@ -88,8 +88,18 @@ def cost_line(cost: dict) -> str:
             f"${cost['total_usd']:.4f} over {cost['priced_runs']} run(s){unpriced}")
 
 
+def whole_runs(records: list[dict]) -> list[dict]:
+    """One record per run. A run that stopped and was resumed is logged again when it ends, with turns,
+    calls and usage that cover the whole run: its last record stands for it. A record with no run id
+    (a log written before the id was) counts alone."""
+    last = {}
+    for number, record in enumerate(records):
+        last[record.get("run") or number] = record
+    return list(last.values())
+
+
 def report(path: Path | None = None, *, as_json: bool = False) -> str:
     """What the ``stats`` command prints for the runs log at ``path`` (default: the runs log's place)."""
     path = Path(path) if path else runlog.log_path()
-    summary = summarise(read_log(path))
+    summary = summarise(whole_runs(read_log(path)))
     return json.dumps(summary, ensure_ascii=False) if as_json else table(summary, path)

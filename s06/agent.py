@@ -978,7 +978,10 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     if runs_log is False:
         return
-    record = {"stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
+    # "run": the transcript's id. A resumed run is logged again when it ends, its numbers covering the
+    # whole run; course stats counts only a run's last record.
+    record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
+              "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
     course.runlog.append(record, runs_log)

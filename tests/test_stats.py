@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+import course
 from helpers import load_stage
 from course import CourseError, ladder, runlog
 from course.__main__ import main
@@ -86,3 +88,17 @@ def test_stats_count_the_runs_a_stage_logs(workspace):
     assert summary["runs"] == 2
     assert summary["stop_reasons"] == {"end_turn": 0.5, "max_turns": 0.5}
     assert summary["tools"]["list_files"] == {"calls": 2, "errors": 0}
+
+
+def test_a_resumed_run_counts_once_with_the_numbers_of_its_last_record(workspace, tmp_path, capsys):
+    s03 = load_stage("s03")
+    stopped = s03.run("List the files and write their count and names to report.txt", model="offline",
+                      workspace=workspace, client=course.make_client("offline", faults=course.Faults(rate=1.0, seed=1), max_retries=0))
+    assert stopped.stop_reason == "api_error"
+    finished = s03.run(resume=stopped.transcript, model="offline")
+    assert finished.stop_reason == "end_turn"
+    records = runlog.read()
+    assert [record["run"] for record in records] == [Path(stopped.transcript).stem] * 2  # logged at each end
+    summary = json.loads(report(as_json=True))
+    assert summary["runs"] == 1 and summary["stop_reasons"] == {"end_turn": 1.0}
+    assert summary["turns"]["max"] == finished.turns
