@@ -169,12 +169,12 @@ def read_command(command: str) -> "Reading":
     """parse, then classify, in a child process (course.isolated). tree-sitter-bash is C, and it
     crashed (a segmentation fault) on a few generated strings in this course's property tests: a
     crash must end a child, not the agent's run. A command the child could not read is not plain,
-    and every word in it may be a program, so that deny rules still apply."""
+    and every word in it may be a program or a path, so that deny rules still apply."""
     try:
         return course.isolated.call(read_here, command)
     except course.isolated.ChildCrashed:
         return Reading(plain=False, why_not="the shell grammar's parser crashed on it", commands=[],
-                       programs=guessed_programs(command), words=[])
+                       programs=guessed_programs(command), words=guessed_words(command))
 
 
 def read_here(command: str) -> "Reading":
@@ -211,7 +211,8 @@ def classify(tree: tree_sitter.Tree) -> Reading:
     programs, words = programs_in(tree.root_node, depth=0)
     text = tree.root_node.text.decode(errors="replace")
     if tree.root_node.has_error:  # what the grammar could not read, sh may still run: any word may be a program
-        programs += guessed_programs(text)
+        programs += guessed_programs(text)  # or a path
+        words += guessed_words(text)
     if "\\\n" in text:  # sh removes line continuations first: r\<newline>m is rm, where the grammar sees r and m
         programs += programs_in(parse(text.replace("\\\n", "")).root_node, depth=0)[0]
     commands, why_not = plain_commands(tree.root_node)
@@ -343,10 +344,14 @@ def expanded_programs(words: list[str]) -> list[tuple[list[str], int]]:
 def guessed_programs(text: str) -> list[tuple[list[str], int]]:
     """For a tree with parse errors only (never allowed anyway): every token, split at blanks and
     operators, may start a program, so that a deny rule still finds `rm` in "echo 'x; rm memo.md"."""
-    tokens = [WORD_PARTS_TAKEN_OFF.sub("", token)
-              for token in re.split(r"[\s;&|()<>`$]+", text.replace("\\\n", ""))]
-    tokens = [token for token in tokens if token]
+    tokens = guessed_words(text)
     return [(tokens, index) for index in range(len(tokens))]
+
+
+def guessed_words(text: str) -> list[str]:
+    """The text's tokens, split at blanks and operators, quotes taken off: its words, at a guess."""
+    tokens = [WORD_PARTS_TAKEN_OFF.sub("", token) for token in re.split(r"[\s;&|()<>`$]+", text.replace("\\\n", ""))]
+    return [token for token in tokens if token]
 
 
 def nodes_of_type(node, kind: str) -> list:

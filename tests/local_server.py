@@ -8,7 +8,9 @@ llama.cpp or Ollama: real HTTP, a model id the course does not know.
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,15 +25,32 @@ def serving(offline_model: str):
     behaviour = behaviour_for(offline_model)
     transport = OfflineTransport(script=lambda body: behaviour(read_request(body)))
 
+    def answer(path: str, body: bytes) -> tuple[int, bytes]:
+        response = transport.handle(httpx2.Request("POST", f"http://local{path.split('?')[0]}", content=body))
+        return response.status_code, response.content
+
+    with _server(answer) as url:
+        yield url
+
+
+@contextmanager
+def serving_bytes(reply: Callable[[int], bytes]):
+    """A broken server: the Nth request (from 1) is answered 200 with the bytes ``reply(N)``, as JSON."""
+    count = itertools.count(1)
+    with _server(lambda path, body: (200, reply(next(count)))) as url:
+        yield url
+
+
+@contextmanager
+def _server(answer: Callable[[str, bytes], tuple[int, bytes]]):
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("content-length", 0)))
-            response = transport.handle(httpx2.Request("POST", f"http://local{self.path.split('?')[0]}", content=body))
-            self.send_response(response.status_code)
+            status, content = answer(self.path, self.rfile.read(int(self.headers.get("content-length", 0))))
+            self.send_response(status)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(response.content)))
+            self.send_header("content-length", str(len(content)))
             self.end_headers()
-            self.wfile.write(response.content)
+            self.wfile.write(content)
 
         def log_message(self, *args):  # quiet: a test's output is its assertions
             pass

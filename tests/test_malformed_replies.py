@@ -19,6 +19,7 @@ import pytest
 
 import course
 from helpers import load_stage, scripted_client
+from local_server import serving_bytes
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
 
@@ -71,41 +72,73 @@ def test_shown_keeps_utf8_names_and_escapes_only_the_odd_bytes():
     assert course.shown(os.fsdecode(b"a\xffb")) == "a\\xffb"
 
 
-# A server whose JSON holds what JSON cannot carry on the way back (NaN, a lone surrogate). Python's
-# reader accepts both, so the SDK hands them to the stage; the next request or the transcript used
-# to fail with ValueError or UnicodeEncodeError (red team, round 2). Sent as raw bytes: the offline
-# model's own encoder would refuse to write them.
-RAW_REPLIES = [
-    b'{"id":"m1","type":"message","role":"assistant","model":"x","content":[{"type":"tool_use",'
-    b'"id":"toolu_1","name":"read_file","input":{"path":"memo\\ud800.md","offset":NaN}}],'
-    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}',
-    b'{"id":"m2","type":"message","role":"assistant","model":"x","content":[{"type":"text","text":"Done."}],'
-    b'"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}',
-]
+# A local server (ANTHROPIC_BASE_URL) whose JSON holds what JSON cannot carry on the way back (NaN, a
+# lone surrogate), or what Python's JSON reader refuses (a list nested 950 deep, an integer of 5,000
+# digits). The first two reach the stage and used to make the next request or the transcript fail
+# (red team, round 2); the last two made the SDK raise ValueError or RecursionError, no API error, and
+# the run crashed (red team, round 3). Real HTTP on loopback, through course.make_client, as a
+# learner's llama.cpp is reached; the bytes are raw because the offline model's encoder refuses them.
+def raw_reply(content: bytes, stop_reason: bytes = b"tool_use") -> bytes:
+    return (b'{"id":"m1","type":"message","role":"assistant","model":"x","content":[' + content +
+            b'],"stop_reason":"' + stop_reason + b'","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}')
 
 
-@pytest.mark.parametrize("stage_name", STAGES)
-def test_a_reply_holding_nan_or_a_lone_surrogate_is_recorded_so_that_the_history_still_encodes(stage_name, workspace):
-    import anthropic
-    import httpx2
+def read_call(tool_input: bytes) -> bytes:
+    return raw_reply(b'{"type":"tool_use","id":"toolu_1","name":"read_file","input":' + tool_input + b"}")
 
-    sent = []
 
-    def server(request):
-        sent.append(request.content)
-        return httpx2.Response(200, content=RAW_REPLIES[min(len(sent), 2) - 1],
-                               headers={"content-type": "application/json"})
+DONE_REPLY = raw_reply(b'{"type":"text","text":"Done."}', b"end_turn")
+CARRIED_BACK = read_call(b'{"path":"memo\\ud800.md","offset":NaN}')
+UNREADABLE = {"a list nested 950 deep": read_call(b'{"path":"memo.md","offset":' + b"[" * 950 + b"1" + b"]" * 950 + b"}"),
+              "an integer of 5,000 digits": read_call(b'{"path":"memo.md","offset":' + b"9" * 5000 + b"}"),
+              "no JSON at all": b"<html>502 Bad Gateway</html>"}
 
-    client = anthropic.Anthropic(api_key="raw", base_url="http://raw.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(server)))
+
+def run_against(stage_name: str, replies: list[bytes], workspace, monkeypatch):
+    """Run the stage against a loopback server sending ``replies`` in turn (the last one again after)."""
     stage = load_stage(stage_name)
-    options = dict(client=client, model="raw", workspace=workspace)
+    options = dict(workspace=workspace)
     parameters = inspect.signature(stage.run).parameters
     options.update({key: value for key, value in (("audit_log", False), ("runs_log", False), ("approver", None))
                     if key in parameters})
-    result = stage.run("Look around", **options)
+    with serving_bytes(lambda number: replies[min(number, len(replies)) - 1]) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        return stage.run("Look around", client=course.make_client("local-model", max_retries=0), model="local-model",
+                         **options)
+
+
+@pytest.mark.parametrize("stage_name", STAGES)
+def test_a_reply_json_cannot_carry_back_is_recorded_so_that_the_history_still_encodes(stage_name, workspace, monkeypatch):
+    result = run_against(stage_name, [CARRIED_BACK, DONE_REPLY], workspace, monkeypatch)
     messages = result["messages"] if isinstance(result, dict) else result.messages
     json.dumps(messages, allow_nan=False).encode("utf-8")  # what the API and the transcript need
-    assert len(sent) == 2 or stage_name == "s00"  # the history went back to the server
+    if stage_name != "s00":
+        assert messages[-1]["content"][0]["text"] == "Done."  # the history went back to the server
     if getattr(result, "transcript", None):
         assert course.transcript.load(result.transcript).history()
+
+
+@pytest.mark.parametrize("unreadable", UNREADABLE)
+@pytest.mark.parametrize("stage_name", STAGES)
+def test_a_reply_json_cannot_read_is_an_api_error_that_says_so(stage_name, unreadable, workspace, monkeypatch):
+    import anthropic
+
+    if stage_name in ("s00", "s01"):  # API errors are handled from s02 on: here the SDK's own error is raised
+        with pytest.raises(anthropic.InternalServerError, match="not JSON the course can read"):
+            run_against(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
+        return
+    result = run_against(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
+    assert result.stop_reason == "api_error"
+    explained = " ".join(filter(None, [getattr(result, "explanation", ""), result.answer]))
+    assert "not JSON the course can read" in explained and "\n" not in explained
+    assert [message["role"] for message in result.messages] == ["user"]  # nothing half-recorded
+
+
+def test_sendable_cuts_what_is_nested_deeper_than_json_can_follow():
+    deep = "leaf"
+    for _ in range(950):
+        deep = [deep]
+    kept = course.sendable({"input": deep})
+    json.dumps(kept)  # a RecursionError here before the cut
+    assert kept["input"][0][0] and "[cut: nested more than 100 levels deep]" in json.dumps(kept)
+    assert course.sendable({"a": [[1, {"b": 2.5}]]}) == {"a": [[1, {"b": 2.5}]]}

@@ -319,7 +319,8 @@ def test_a_crash_of_the_parser_ends_a_child_not_the_run(workspace, monkeypatch, 
     try:
         verdict, why, _ = decide(workspace, "ls")
         assert verdict == "ask" and "parser crashed" in why
-        assert decide(workspace, "ls; rm memo.md")[0] == "deny"  # deny rules still read every word
+        assert decide(workspace, "ls; rm memo.md")[0] == "deny"  # deny rules still read every word,
+        assert decide(workspace, "cat .env")[0] == "deny"  # as programs and as paths
     finally:
         del sys.modules["crashing_reader"]
 

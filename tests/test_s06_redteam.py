@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import course
+
 from helpers import load_stage, scripted_client
 from test_s06_attacks import DONE, ENV_SECRET, OUTSIDE_SECRET, outside_state, workspace_files, world  # noqa: F401
 
@@ -312,3 +314,23 @@ def test_move_file_moves_one_file_not_a_folder_and_its_secret(world):
                     confinement=s06.confine.probe())
     text, is_error = s06.run_tool(world, "move_file", {"source": "conf", "destination": "conf2"}, gate)
     assert is_error and (world / "conf" / ".env").is_file() and not (world / "conf2").exists()
+
+
+# ---------------------------------------------------------------- round 3: inputs nested past JSON's reach
+
+def nested(depth: int, leaf="x"):
+    for _ in range(depth):
+        leaf = [leaf]
+    return leaf
+
+
+@pytest.mark.parametrize("call", [("calculate", {"expression": "1+1", "junk": nested(600)}),
+                                  ("delete_file", {"path": nested(600)}),
+                                  ("run_command", {"command": nested(600)})], ids=["extra", "path", "command"])
+def test_a_tool_input_nested_hundreds_deep_is_refused_and_the_run_goes_on(world, call):
+    """It raised RecursionError where the reply was recorded: the run, and all its work, was lost."""
+    before = course.snapshot(world)
+    results, requests = play(world, [call, ("list_files", {})])
+    assert results[0]["is_error"] and "invalid_arguments" in results[0]["content"]
+    assert not results[1]["is_error"] and course.snapshot(world) == before
+    no_secret(requests)
