@@ -16,6 +16,7 @@ import sys
 sys.modules.setdefault("rfc3987_syntax", None)
 
 from jsonschema import Draft202012Validator  # noqa: E402
+from jsonschema.exceptions import best_match  # noqa: E402
 
 JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
               type(None): "null"}
@@ -44,11 +45,24 @@ def _describe(error) -> str:
         return f"missing required field '{missing}'"
     if error.validator == "additionalProperties":
         unexpected = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        return "unknown field " + ", ".join(f"'{name}'" for name in unexpected)
+        # Each name as repr shows it (a lone surrogate as \ud800, which JSON can carry), and at most
+        # five of them: 20,000 unknown fields once made one answer 200 KB long.
+        named = ", ".join(_show(name) for name in unexpected[:5])
+        return f"unknown field {named}" + (f" (and {len(unexpected) - 5} more)" if len(unexpected) > 5 else "")
     field = ".".join(str(part) for part in error.path) or "(arguments)"
     if error.validator == "type":
         return f"field '{field}': expected {error.validator_value}, got {json_type(error.instance)} {_show(error.instance)}"
     return f"field '{field}': {error.message}"
+
+
+def first_problem(schema: dict, value) -> str:
+    """The most telling way ``value`` fails ``schema``, in one line naming where ("content/0: 'type' is
+    a required property"); empty when it fits."""
+    problem = best_match(Draft202012Validator(schema).iter_errors(value))
+    if problem is None:
+        return ""
+    where = "/".join(str(part) for part in problem.absolute_path) or "the whole"
+    return f"{where}: {_show(problem.message) if len(problem.message) > 100 else problem.message}"
 
 
 def describe_parameters(schema: dict) -> str:

@@ -266,14 +266,14 @@ def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
     while position != -1:
         try:
             value, end = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python's reader follows
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict):
             name = value.get("name")
             arguments = value.get("arguments", value.get("input", value.get("parameters")))
             if name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-                calls.append((name, arguments))
+                calls.append((name, course.sendable(arguments)))  # "\ud800" in JSON text is a lone surrogate
         position = text.find("{", end)
     return calls
 

@@ -34,20 +34,22 @@ def serving(offline_model: str):
 
 
 @contextmanager
-def serving_bytes(reply: Callable[[int], bytes]):
-    """A broken server: the Nth request (from 1) is answered 200 with the bytes ``reply(N)``, as JSON."""
+def serving_bytes(reply: Callable[[int], bytes], content_type: str | None = "application/json"):
+    """A broken server: the Nth request (from 1) is answered 200 with the bytes ``reply(N)``, labelled
+    ``content_type`` (None: no label at all)."""
     count = itertools.count(1)
-    with _server(lambda path, body: (200, reply(next(count)))) as url:
+    with _server(lambda path, body: (200, reply(next(count))), content_type) as url:
         yield url
 
 
 @contextmanager
-def _server(answer: Callable[[str, bytes], tuple[int, bytes]]):
+def _server(answer: Callable[[str, bytes], tuple[int, bytes]], content_type: str | None = "application/json"):
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             status, content = answer(self.path, self.rfile.read(int(self.headers.get("content-length", 0))))
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            if content_type:
+                self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(content)))
             self.end_headers()
             self.wfile.write(content)

@@ -88,20 +88,41 @@ def read_call(tool_input: bytes) -> bytes:
 
 
 DONE_REPLY = raw_reply(b'{"type":"text","text":"Done."}', b"end_turn")
-CARRIED_BACK = read_call(b'{"path":"memo\\ud800.md","offset":NaN}')
+CARRIED_BACK = read_call(b'{"path":"memo\\ud800.md","offset":NaN,"\\ud800":1}')
 UNREADABLE = {"a list nested 950 deep": read_call(b'{"path":"memo.md","offset":' + b"[" * 950 + b"1" + b"]" * 950 + b"}"),
               "an integer of 5,000 digits": read_call(b'{"path":"memo.md","offset":' + b"9" * 5000 + b"}"),
               "no JSON at all": b"<html>502 Bad Gateway</html>"}
+USAGE = b'"usage":{"input_tokens":1,"output_tokens":1}'
+# Replies whose JSON reads but is no Messages API reply a stage can take (red team, round 4): each crashed
+# s06 deep inside (AttributeError, TypeError, KeyError), where it expects an API error. And three bodies
+# that are not labelled JSON, which the SDK hands over as a string.
+NOT_A_REPLY = {
+    "null": (b"null", "application/json"),
+    "a list": (b"[1,2]", "application/json"),
+    "content null": (b'{"content":null,' + USAGE + b"}", "application/json"),
+    "content a string": (b'{"content":"hi",' + USAGE + b"}", "application/json"),
+    "no usage": (b'{"content":[{"type":"text","text":"Done."}]}', "application/json"),
+    "tokens as strings": (b'{"content":[],"usage":{"input_tokens":"1","output_tokens":"1"}}', "application/json"),
+    "a block with no type": (b'{"content":[{"text":"Done."}],' + USAGE + b"}", "application/json"),
+    "a call with no input": (b'{"content":[{"type":"tool_use","id":"t1","name":"list_files"}],' + USAGE + b"}",
+                             "application/json"),
+    "text that is null": (b'{"content":[{"type":"text","text":null}],' + USAGE + b"}", "application/json"),
+    "a call id that is an object": (b'{"content":[{"type":"tool_use","id":{"a":1},"name":"list_files","input":{}}],'
+                                    + USAGE + b"}", "application/json"),
+    "an HTML page labelled text/plain": (b"<html>oops</html>", "text/plain"),
+    "deep JSON labelled text/html": (UNREADABLE["a list nested 950 deep"], "text/html"),
+    "a huge integer with no label": (UNREADABLE["an integer of 5,000 digits"], None),
+}
 
 
-def run_against(stage_name: str, replies: list[bytes], workspace, monkeypatch):
+def run_against(stage_name: str, replies: list[bytes], workspace, monkeypatch, content_type="application/json"):
     """Run the stage against a loopback server sending ``replies`` in turn (the last one again after)."""
     stage = load_stage(stage_name)
     options = dict(workspace=workspace)
     parameters = inspect.signature(stage.run).parameters
     options.update({key: value for key, value in (("audit_log", False), ("runs_log", False), ("approver", None))
                     if key in parameters})
-    with serving_bytes(lambda number: replies[min(number, len(replies)) - 1]) as url:
+    with serving_bytes(lambda number: replies[min(number, len(replies)) - 1], content_type) as url:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         return stage.run("Look around", client=course.make_client("local-model", max_retries=0), model="local-model",
                          **options)
@@ -118,20 +139,41 @@ def test_a_reply_json_cannot_carry_back_is_recorded_so_that_the_history_still_en
         assert course.transcript.load(result.transcript).history()
 
 
-@pytest.mark.parametrize("unreadable", UNREADABLE)
-@pytest.mark.parametrize("stage_name", STAGES)
-def test_a_reply_json_cannot_read_is_an_api_error_that_says_so(stage_name, unreadable, workspace, monkeypatch):
+def assert_stopped_in_one_line(stage_name: str, replies: list[bytes], workspace, monkeypatch, content_type="application/json"):
     import anthropic
 
     if stage_name in ("s00", "s01"):  # API errors are handled from s02 on: here the SDK's own error is raised
-        with pytest.raises(anthropic.InternalServerError, match="not JSON the course can read"):
-            run_against(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
+        with pytest.raises(anthropic.InternalServerError, match="not one the course can read"):
+            run_against(stage_name, replies, workspace, monkeypatch, content_type)
         return
-    result = run_against(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
+    result = run_against(stage_name, replies, workspace, monkeypatch, content_type)
     assert result.stop_reason == "api_error"
     explained = " ".join(filter(None, [getattr(result, "explanation", ""), result.answer]))
-    assert "not JSON the course can read" in explained and "\n" not in explained
+    assert "not one the course can read" in explained and "\n" not in explained
     assert [message["role"] for message in result.messages] == ["user"]  # nothing half-recorded
+
+
+@pytest.mark.parametrize("unreadable", UNREADABLE)
+@pytest.mark.parametrize("stage_name", STAGES)
+def test_a_reply_json_cannot_read_is_an_api_error_that_says_so(stage_name, unreadable, workspace, monkeypatch):
+    assert_stopped_in_one_line(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
+
+
+@pytest.mark.parametrize("shape", NOT_A_REPLY)
+@pytest.mark.parametrize("stage_name", ["s02", "s06"])  # the first stage that ends on an API error, and the last
+def test_a_reply_that_is_no_messages_reply_is_an_api_error_that_says_so(stage_name, shape, workspace, monkeypatch):
+    body, content_type = NOT_A_REPLY[shape]
+    assert_stopped_in_one_line(stage_name, [body], workspace, monkeypatch, content_type)
+
+
+@pytest.mark.parametrize("stage_name", ["s04", "s05", "s06"])
+def test_a_call_written_as_text_with_an_escaped_lone_surrogate_is_answered_in_json_that_encodes(stage_name, workspace):
+    written = 'Computing: {"name": "calculate", "arguments": {"expression": "1+\\ud800"}}'
+    client, requests = scripted_client([{"type": "text", "text": written}], [{"type": "text", "text": "Done."}])
+    result = load_stage(stage_name).run("Add", client=client, model="scripted", workspace=workspace,
+                                        **({"approver": None, "audit_log": False} if stage_name == "s06" else {}))
+    assert result.stop_reason == "end_turn" and len(requests) == 2  # it crashed the next request before
+    json.dumps(result.messages, ensure_ascii=False).encode("utf-8")
 
 
 def test_sendable_cuts_what_is_nested_deeper_than_json_can_follow():
