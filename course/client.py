@@ -9,9 +9,9 @@ import anthropic
 import httpx2
 
 from .models import CourseError, is_offline, resolve_model
-from .schema import first_problem
+from .replies import reply_problem, request_messages
 from .trace import shorten
-from .wire import MAX_DEPTH, sendable
+from .wire import sendable
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
 
 # The offline model lives at no address; the SDK needs a URL anyway, and nothing resolves this one.
@@ -30,7 +30,8 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     ``behaviour`` scripts the offline model instead, whatever the model id: a function from the
     request body (``model``, ``messages``, ``system``, ``tools``...) to the reply's content blocks,
     or to a ``course.offline.Reply`` to set its stop_reason too. Requests are validated, counted,
-    cut at ``max_tokens`` and faulted exactly as for the built-in models; replies are not checked.
+    cut at ``max_tokens`` and faulted exactly as for the built-in models; a reply is checked as a local
+    server's is (course.replies), and one no stage could take is a 502 that says why.
     """
     if behaviour is not None and not callable(behaviour):
         raise CourseError(f"behaviour= takes a function from the request body to the reply's content blocks, "
@@ -60,39 +61,13 @@ def offline_client(transport: OfflineTransport, max_retries: int) -> anthropic.A
                                http_client=httpx2.Client(transport=transport), max_retries=max_retries)
 
 
-# What every stage relies on in a reply (the Messages API's reference: content is a list of typed
-# blocks; a text block has its text, a tool_use block its id, name and input; usage counts tokens in
-# whole numbers). Only what no stage can cope with is required: an unknown block type or stop reason,
-# a tool name that is not text or an input that is not an object are left to the stages, which answer
-# them (tests/test_malformed_replies.py).
-TOKENS = {"type": ["integer", "null"], "minimum": 0}
-REPLY_SHAPE = {
-    "type": "object", "required": ["content", "usage"],
-    "properties": {
-        "content": {"type": "array", "items": {
-            "type": "object", "required": ["type"], "properties": {"type": {"type": "string"}},
-            "allOf": [
-                {"if": {"required": ["type"], "properties": {"type": {"const": "text"}}},
-                 "then": {"required": ["text"], "properties": {"text": {"type": "string"}}}},
-                {"if": {"required": ["type"], "properties": {"type": {"const": "tool_use"}}},
-                 "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}}}},
-            ]}},
-        "stop_reason": {"type": ["string", "null"]},
-        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"],
-                  "properties": {"input_tokens": {"type": "integer", "minimum": 0},
-                                 "output_tokens": {"type": "integer", "minimum": 0},
-                                 "cache_creation_input_tokens": TOKENS, "cache_read_input_tokens": TOKENS}},
-    },
-}
-
-
 class CheckedReplies(httpx2.HTTPTransport):
     """HTTP as the SDK does it, with a local server's reply to a Messages request read and checked
     before the SDK reads it. The SDK builds a reply without checking it, and raises its JSON reader's
     own ValueError or RecursionError, or hands over a string for a body that is not JSON: each crashed
     a stage deep inside, where it expects an API error (red team, rounds 3 and 4). So a reply that is not
-    JSON, that Python's reader refuses (an integer of over 4,300 digits), that nests past MAX_DEPTH or
-    that lacks what REPLY_SHAPE asks becomes a 502 that says why: the SDK retries it, then a stage ends
+    JSON, that Python's reader refuses (an integer of over 4,300 digits), or that course.replies finds
+    no stage could take (its shape, its nesting, a tool_use id used twice) becomes a 502 that says why: the SDK retries it, then a stage ends
     the run as api_error in one line. A reply holding what JSON cannot carry back (NaN, a lone surrogate)
     is passed on with those replaced (course.sendable). The real API sends none of these, so its client
     is the SDK's own."""
@@ -108,9 +83,7 @@ class CheckedReplies(httpx2.HTTPTransport):
         except (ValueError, RecursionError) as error:
             return refused(request, response, f"not JSON ({content_type or 'no content type'}; "
                                               f"{type(error).__name__}: {shorten(str(error), 80)})")
-        if nesting(reply) > MAX_DEPTH:
-            return refused(request, response, f"arrays or objects nested more than {MAX_DEPTH} deep")
-        problem = first_problem(REPLY_SHAPE, reply)
+        problem = reply_problem(reply, request_messages(request))
         if problem:
             return refused(request, response, problem)
         clean = sendable(reply)
@@ -124,15 +97,3 @@ def refused(request: httpx2.Request, response: httpx2.Response, why: str) -> htt
     response.close()
     return httpx2.Response(502, request=request, json={"type": "error", "error": {
         "type": "api_error", "message": f"the server's reply is not one the course can read: {why}"}})
-
-
-def nesting(value) -> int:
-    """How deep arrays and objects are nested in ``value``, counted without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in children)
-    return deepest

@@ -31,9 +31,10 @@ def scripted_client(*replies: list[dict] | Reply, **options):
     """A client whose model sends ``replies`` (lists of content blocks, or Replies) in order, and the
     list of the request bodies it answered. It is the offline model with a script
     (``course.make_client(behaviour=...)``): every request is validated like the real API's, and
-    the replies are not, so some can be what a real model would never send (a tool_use input that
-    is not an object, an empty tool name) and an Anthropic-compatible local server might: the
-    harness must cope. ``options`` go to make_client (``faults``, ``context_window``...)."""
+    each reply is checked as a local server's is (course.replies: the shape every stage relies on),
+    so within that shape a reply can be what a real model would never send (a tool_use input that is
+    not an object, an empty tool name) and an Anthropic-compatible local server might: the harness
+    must cope. ``options`` go to make_client (``faults``, ``context_window``...)."""
     queue, requests = list(replies), []
 
     def reply(body: dict):

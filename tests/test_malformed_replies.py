@@ -18,7 +18,7 @@ import shutil
 import pytest
 
 import course
-from helpers import load_stage, scripted_client
+from helpers import DONE, load_stage, scripted_client
 from local_server import serving_bytes
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
@@ -112,6 +112,13 @@ NOT_A_REPLY = {
     "an HTML page labelled text/plain": (b"<html>oops</html>", "text/plain"),
     "deep JSON labelled text/html": (UNREADABLE["a list nested 950 deep"], "text/html"),
     "a huge integer with no label": (UNREADABLE["an integer of 5,000 digits"], None),
+    # red team, round 5
+    "400-digit token counts": (b'{"content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1' + b"0" * 400
+                               + b',"output_tokens":1}}', "application/json"),
+    "a block of an unknown type": (b'{"content":[{"type":"foo"}],' + USAGE + b"}", "application/json"),
+    "one tool_use id twice": (b'{"content":[{"type":"tool_use","id":"a","name":"list_files","input":{}},'
+                              b'{"type":"tool_use","id":"a","name":"list_files","input":{}}],' + USAGE + b"}",
+                              "application/json"),
 }
 
 
@@ -184,3 +191,43 @@ def test_sendable_cuts_what_is_nested_deeper_than_json_can_follow():
     json.dumps(kept)  # a RecursionError here before the cut
     assert kept["input"][0][0] and "[cut: nested more than 100 levels deep]" in json.dumps(kept)
     assert course.sendable({"a": [[1, {"b": 2.5}]]}) == {"a": [[1, {"b": 2.5}]]}
+
+
+def test_a_server_that_reuses_a_tool_use_id_on_a_later_turn_ends_the_run_with_a_history_the_api_takes(workspace, monkeypatch):
+    call = read_call(b'{"path":"memo.md"}')  # the same id, toolu_1, every time
+    result = run_against("s06", [call, call, DONE_REPLY], workspace, monkeypatch)
+    assert result.stop_reason == "api_error" and "'toolu_1' is used twice" in result.explanation
+    course.offline.validate_request({"model": "x", "max_tokens": 1, "messages": result.messages})  # still valid
+
+
+# A scripted model (course.make_client(behaviour=...)) may send what a broken local server would, and
+# meets the same check: each of these crashed s02-s06, or left a history no request could send again,
+# so that every resume failed too (red team, round 5).
+SCRIPTED_NOT_A_REPLY = {
+    "text that is null": [{"type": "text", "text": None}],
+    "text that is missing": [{"type": "text"}],
+    "text that is null beside a call": [{"type": "text", "text": None},
+                                        {"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}],
+    "a call with no input": [{"type": "tool_use", "id": "t1", "name": "list_files"}],
+    "a call id that is an object": [{"type": "tool_use", "id": {"a": 1}, "name": "list_files", "input": {}}],
+    "one tool_use id twice": [{"type": "tool_use", "id": "a", "name": "list_files", "input": {}},
+                              {"type": "tool_use", "id": "a", "name": "list_files", "input": {}}],
+    "a block of an unknown type": [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}],
+}
+
+
+@pytest.mark.parametrize("shape", SCRIPTED_NOT_A_REPLY)
+@pytest.mark.parametrize("stage_name", ["s02", "s03", "s04", "s05", "s06"])
+def test_a_scripted_reply_no_stage_can_take_ends_the_run_in_one_line_and_a_resume_goes_on(stage_name, shape, workspace):
+    stage = load_stage(stage_name)
+    options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
+    client, _ = scripted_client(SCRIPTED_NOT_A_REPLY[shape], max_retries=0)
+    result = stage.run("Look around", client=client, model="scripted", workspace=workspace, runs_log=False, **options) \
+        if stage_name != "s02" else stage.run("Look around", client=client, model="scripted", workspace=workspace)
+    assert result.stop_reason == "api_error"
+    explained = " ".join(filter(None, [getattr(result, "explanation", ""), result.answer]))
+    assert "the scripted model's reply is not one the course can read" in explained and "\n" not in explained
+    assert [message["role"] for message in result.messages] == ["user"]
+    done, _ = scripted_client(DONE)
+    resumed = stage.run(resume=result.transcript, client=done, model="scripted", **options)
+    assert resumed.stop_reason == "end_turn"

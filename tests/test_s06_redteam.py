@@ -327,10 +327,16 @@ def nested(depth: int, leaf="x"):
 @pytest.mark.parametrize("call", [("calculate", {"expression": "1+1", "junk": nested(600)}),
                                   ("delete_file", {"path": nested(600)}),
                                   ("run_command", {"command": nested(600)})], ids=["extra", "path", "command"])
-def test_a_tool_input_nested_hundreds_deep_is_refused_and_the_run_goes_on(world, call):
-    """It raised RecursionError where the reply was recorded: the run, and all its work, was lost."""
+def test_a_tool_input_nested_hundreds_deep_ends_the_run_in_one_line_and_loses_nothing(world, call):
+    """It raised RecursionError where the reply was recorded: the run, and all its work, was lost. Such
+    a reply is now refused before the stage sees it (course.replies), as a local server's would be; what
+    the stage records is cut in any case (course.sendable, tests/test_malformed_replies.py)."""
     before = course.snapshot(world)
-    results, requests = play(world, [call, ("list_files", {})])
-    assert results[0]["is_error"] and "invalid_arguments" in results[0]["content"]
-    assert not results[1]["is_error"] and course.snapshot(world) == before
+    tool, arguments = call
+    client, requests = scripted_client([{"type": "tool_use", "id": "toolu_1", "name": tool, "input": arguments}], DONE)
+    result = s06.run("Do the task", client=client, model="scripted", workspace=world, approver=None,
+                     audit_log=False, runs_log=False)
+    assert result.stop_reason == "api_error" and "nested more than 100 deep" in result.explanation
+    assert "\n" not in result.explanation and [message["role"] for message in result.messages] == ["user"]
+    assert course.snapshot(world) == before
     no_secret(requests)

@@ -37,6 +37,7 @@ from .behaviours import Reply
 from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
 from .validation import ApiError, validate_request
+from ..replies import reply_problem
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -148,7 +149,7 @@ class OfflineTransport(httpx2.MockTransport):
         for index, block in enumerate(content):
             if block["type"] == "tool_use" and "id" not in block:  # a script may name its own ids
                 block["id"] = f"toolu_{digest[:20]}{index:02d}"
-        return {
+        message = {
             "id": f"msg_offline_{digest[:24]}",
             "type": "message",
             "role": "assistant",
@@ -161,6 +162,11 @@ class OfflineTransport(httpx2.MockTransport):
             "usage": dict(self.prompt_cache.usage(body),
                           output_tokens=min(sum(map(tokens.block_tokens, content)), body["max_tokens"])),
         }
+        # A script may send what a broken local server would; it meets the same check (course.replies).
+        problem = reply_problem(message, body["messages"]) if self.script is not None else ""
+        if problem:
+            raise ApiError(502, "api_error", f"the scripted model's reply is not one the course can read: {problem}")
+        return message
 
 
 def _cut_to(blocks: list[dict], max_tokens: int) -> tuple[list[dict], str | None]:

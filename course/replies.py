@@ -1,0 +1,85 @@
+"""What every stage relies on in a reply of the Messages API, checked where a reply does not come from
+the real API: a local server's (course.client.CheckedReplies) and a scripted model's (course.offline).
+
+The SDK builds a reply without checking it, so a reply without this shape crashed a stage deep inside
+(AttributeError, TypeError, KeyError: red team, rounds 4 and 5), and a tool_use id used twice made a
+history the API refuses, on every later request and every resume. The reference is the Messages API's
+(content is a list of typed blocks; a text block has its text, a tool_use block its id, name and input;
+usage counts tokens in whole numbers). Only what no stage can cope with is refused: a tool name that is
+not text, or an input that is not an object, is left to the stages, which answer it
+(tests/test_malformed_replies.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .schema import first_problem
+from .wire import MAX_DEPTH
+
+TOKENS = {"type": ["integer", "null"], "minimum": 0, "maximum": 10**9}  # 10**400 overflowed the price
+REPLY_SHAPE = {
+    "type": "object", "required": ["content", "usage"],
+    "properties": {
+        "content": {"type": "array", "items": {
+            "type": "object", "required": ["type"],
+            # The blocks a reply to these stages can hold and the API takes back; a block of another
+            # type could not be sent back.
+            "properties": {"type": {"enum": ["text", "tool_use", "thinking", "redacted_thinking"]}},
+            "allOf": [
+                {"if": {"required": ["type"], "properties": {"type": {"const": "text"}}},
+                 "then": {"required": ["text"], "properties": {"text": {"type": "string"}}}},
+                {"if": {"required": ["type"], "properties": {"type": {"const": "tool_use"}}},
+                 "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}}}},
+                {"if": {"required": ["type"], "properties": {"type": {"const": "thinking"}}},
+                 "then": {"required": ["thinking"], "properties": {"thinking": {"type": "string"}}}},
+                {"if": {"required": ["type"], "properties": {"type": {"const": "redacted_thinking"}}},
+                 "then": {"required": ["data"], "properties": {"data": {"type": "string"}}}},
+            ]}},
+        "stop_reason": {"type": ["string", "null"]},
+        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"],
+                  "properties": {"input_tokens": {**TOKENS, "type": "integer"},
+                                 "output_tokens": {**TOKENS, "type": "integer"},
+                                 "cache_creation_input_tokens": TOKENS, "cache_read_input_tokens": TOKENS}},
+    },
+}
+
+
+def reply_problem(reply, sent_messages: list) -> str:
+    """Why no stage could take ``reply`` to a request whose history was ``sent_messages``, in one line
+    naming where; empty when a stage can."""
+    if nesting(reply) > MAX_DEPTH:
+        return f"arrays or objects nested more than {MAX_DEPTH} deep"
+    problem = first_problem(REPLY_SHAPE, reply)
+    if problem:
+        return problem
+    seen = {block.get("id") for message in sent_messages if isinstance(message, dict)
+            and message.get("role") == "assistant" and isinstance(message.get("content"), list)
+            for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_use"}
+    for index, block in enumerate(reply["content"]):
+        if block["type"] == "tool_use":
+            if block["id"] in seen:
+                return f"content/{index}/id: the tool_use id {block['id']!r} is used twice in the conversation"
+            seen.add(block["id"])
+    return ""
+
+
+def request_messages(request) -> list:
+    """The history a request sent (an httpx request to the Messages API), or [] if it holds none."""
+    try:
+        body = json.loads(request.content)
+    except (ValueError, RecursionError):
+        return []
+    return body.get("messages", []) if isinstance(body, dict) and isinstance(body.get("messages"), list) else []
+
+
+def nesting(value) -> int:
+    """How deep arrays and objects are nested in ``value``, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
