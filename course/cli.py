@@ -21,7 +21,7 @@ from .client import make_client
 from .commands import python_command
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
-from .trace import TracePrinter
+from .trace import TracePrinter, shorten
 
 # The keys of the --json summary line, in this order.
 SUMMARY_KEYS = ("stage", "model", "answer", "stop_reason", "turns", "usage", "workspace")
@@ -57,7 +57,10 @@ def explain_api_error(error: anthropic.APIError) -> str:
     """One actionable line for an error the API (or the offline model) answered."""
     if isinstance(error, anthropic.APIStatusError):
         body = error.body if isinstance(error.body, dict) else {}
-        message = (body.get("error") or {}).get("message") or str(error)
+        detail = body.get("error")  # {"type", "message"} from the API; a bare string from some local servers
+        message = detail.get("message") if isinstance(detail, dict) else detail if isinstance(detail, str) else None
+        # One line, of a readable length, whatever the server put in it.
+        message = shorten(" ".join(str(message or error).split()), 300)
         hints = {401: "check ANTHROPIC_API_KEY", 404: "check the model id (--model or MODEL_ID)",
                  429: "wait and retry, or lower the request rate", 529: "the API is overloaded; retry later"}
         hint = hints.get(error.status_code, "")

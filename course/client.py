@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 
 from .models import CourseError, is_offline, resolve_model
-from .replies import reply_problem, request_messages
+from .replies import cleaned, reply_problem, request_body, request_messages
 from .trace import shorten
 from .wire import sendable
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
@@ -49,7 +49,7 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     if os.environ.get("ANTHROPIC_BASE_URL"):
         # Local servers ignore the key, but the SDK wants one.
         return anthropic.Anthropic(api_key=os.environ.get("ANTHROPIC_API_KEY") or "local", max_retries=max_retries,
-                                   http_client=anthropic.DefaultHttpxClient(transport=CheckedReplies()))
+                                   http_client=anthropic.DefaultHttpxClient(transport=CheckedReplies(), follow_redirects=False))
     if not os.environ.get("ANTHROPIC_API_KEY"):
         raise CourseError(f"model {model!r} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server); "
                           "set it, or run with --model offline")
@@ -63,21 +63,22 @@ def offline_client(transport: OfflineTransport, max_retries: int) -> anthropic.A
 
 class CheckedReplies(httpx2.HTTPTransport):
     """HTTP as the SDK does it, with a local server's reply to a Messages request read and checked
-    before the SDK reads it. The SDK builds a reply without checking it, and raises its JSON reader's
-    own ValueError or RecursionError, or hands over a string for a body that is not JSON: each crashed
-    a stage deep inside, where it expects an API error (red team, rounds 3 and 4). So a reply that is not
-    JSON, that Python's reader refuses (an integer of over 4,300 digits), or that course.replies finds
-    no stage could take (its shape, its nesting, a tool_use id used twice) becomes a 502 that says why: the SDK retries it, then a stage ends
-    the run as api_error in one line. A reply holding what JSON cannot carry back (NaN, a lone surrogate)
-    is passed on with those replaced (course.sendable). The real API sends none of these, so its client
-    is the SDK's own."""
+    before the SDK reads it, whatever its content type says. The SDK builds a reply without checking
+    it, raises its JSON reader's own ValueError or RecursionError, or hands over a string for a body
+    that is not JSON: each crashed a stage deep inside, where it expects an API error (red team, rounds
+    3 to 6). So a reply that is not JSON, that Python's reader refuses (an integer of over 4,300
+    digits), or that course.replies finds no stage could take (its shape, its nesting, a tool_use id
+    used twice) becomes a 502 that says why: the SDK retries it, then a stage ends the run as api_error
+    in one line. What passes is cleaned (course.replies.cleaned, course.sendable) before the SDK sees
+    it. Redirects are not followed (see make_client): a redirected request's reply was never checked.
+    The real API sends none of these, so its client is the SDK's own."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
-        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if (not 200 <= response.status_code < 300 or not request.url.path.endswith("/messages")
-                or content_type == "text/event-stream"):
+        if (not 200 <= response.status_code < 300 or request.method != "POST"
+                or request.url.path.endswith("/count_tokens") or request_body(request).get("stream")):
             return response
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         try:
             reply = json.loads(response.read())
         except (ValueError, RecursionError) as error:
@@ -86,8 +87,8 @@ class CheckedReplies(httpx2.HTTPTransport):
         problem = reply_problem(reply, request_messages(request))
         if problem:
             return refused(request, response, problem)
-        clean = sendable(reply)
-        if clean == reply:
+        clean = sendable(cleaned(reply))
+        if clean == reply and content_type == "application/json":
             return response
         response.close()
         return httpx2.Response(response.status_code, request=request, json=clean)

@@ -64,13 +64,33 @@ def reply_problem(reply, sent_messages: list) -> str:
     return ""
 
 
-def request_messages(request) -> list:
-    """The history a request sent (an httpx request to the Messages API), or [] if it holds none."""
+# What each block keeps on its way to the stage: the fields the API takes back. A thinking block (a
+# local reasoning model's) is dropped: no stage shows it, and a request may not carry it back without
+# the signature only the real API gives. An extra field (cache_control, say) made every later request
+# fail, and every resume with it (red team, round 6).
+KEPT = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
+
+
+def cleaned(reply: dict) -> dict:
+    """``reply`` (one reply_problem found nothing wrong with) with only the blocks and fields KEPT."""
+    content = [{field: block[field] for field in KEPT[block["type"]]} for block in reply["content"]
+               if block["type"] in KEPT]
+    return {**reply, "content": content}
+
+
+def request_body(request) -> dict:
+    """The JSON body an httpx request sent, or {} if it has none."""
     try:
         body = json.loads(request.content)
     except (ValueError, RecursionError):
-        return []
-    return body.get("messages", []) if isinstance(body, dict) and isinstance(body.get("messages"), list) else []
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def request_messages(request) -> list:
+    """The history a request sent (an httpx request to the Messages API), or [] if it holds none."""
+    messages = request_body(request).get("messages")
+    return messages if isinstance(messages, list) else []
 
 
 def nesting(value) -> int:

@@ -25,31 +25,37 @@ def serving(offline_model: str):
     behaviour = behaviour_for(offline_model)
     transport = OfflineTransport(script=lambda body: behaviour(read_request(body)))
 
-    def answer(path: str, body: bytes) -> tuple[int, bytes]:
+    def answer(path: str, body: bytes) -> tuple[int, bytes, dict]:
         response = transport.handle(httpx2.Request("POST", f"http://local{path.split('?')[0]}", content=body))
-        return response.status_code, response.content
+        return response.status_code, response.content, {"content-type": "application/json"}
 
     with _server(answer) as url:
         yield url
 
 
 @contextmanager
-def serving_bytes(reply: Callable[[int], bytes], content_type: str | None = "application/json"):
-    """A broken server: the Nth request (from 1) is answered 200 with the bytes ``reply(N)``, labelled
-    ``content_type`` (None: no label at all)."""
+def serving_bytes(reply: Callable[[int], bytes | tuple], content_type: str | None = "application/json"):
+    """A broken server: the Nth request (from 1) is answered with ``reply(N)``: bytes (sent with 200),
+    or (status, bytes), or (status, bytes, headers); labelled ``content_type`` (None: no label at all)."""
     count = itertools.count(1)
-    with _server(lambda path, body: (200, reply(next(count))), content_type) as url:
+
+    def answer(path: str, body: bytes) -> tuple[int, bytes, dict]:
+        sent = reply(next(count))
+        status, content, headers = (200, sent, {}) if isinstance(sent, bytes) else (*sent, {})[:3]
+        return status, content, {**({"content-type": content_type} if content_type else {}), **headers}
+
+    with _server(answer) as url:
         yield url
 
 
 @contextmanager
-def _server(answer: Callable[[str, bytes], tuple[int, bytes]], content_type: str | None = "application/json"):
+def _server(answer: Callable[[str, bytes], tuple[int, bytes, dict]]):
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
-            status, content = answer(self.path, self.rfile.read(int(self.headers.get("content-length", 0))))
+            status, content, headers = answer(self.path, self.rfile.read(int(self.headers.get("content-length", 0))))
             self.send_response(status)
-            if content_type:
-                self.send_header("content-type", content_type)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("content-length", str(len(content)))
             self.end_headers()
             self.wfile.write(content)

@@ -231,3 +231,56 @@ def test_a_scripted_reply_no_stage_can_take_ends_the_run_in_one_line_and_a_resum
     done, _ = scripted_client(DONE)
     resumed = stage.run(resume=result.transcript, client=done, model="scripted", **options)
     assert resumed.stop_reason == "end_turn"
+
+
+# Red team, round 6: error bodies as some local servers write them, a label that hid a reply from the
+# check, a redirect that did, and blocks or fields a request may not carry back.
+ERRORS = {
+    "an error that is a bare string": (400, b'{"error":"model \\"x\\" not found"}', 'model "x" not found'),
+    "an error that is a list": (400, b'{"error":["x"]}', "Error code: 400"),
+    "a message of several lines": (500, b'{"type":"error","error":{"type":"api_error","message":"line one\\nline two"}}',
+                                   "line one line two"),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+@pytest.mark.parametrize("stage_name", ["s02", "s05"])
+def test_an_error_body_of_any_shape_is_one_line(stage_name, case, workspace, monkeypatch):
+    status, body, shown = ERRORS[case]
+    result = run_against(stage_name, [(status, body)], workspace, monkeypatch)
+    explained = " ".join(filter(None, [getattr(result, "explanation", ""), result.answer]))
+    assert result.stop_reason == "api_error" and shown in explained and "\n" not in explained
+
+
+@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+def test_a_reply_labelled_as_a_stream_is_checked_all_the_same(stage_name, workspace, monkeypatch):
+    body, _ = NOT_A_REPLY["content null"]
+    assert_stopped_in_one_line(stage_name, [body], workspace, monkeypatch, "text/event-stream")
+
+
+@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+def test_a_redirect_is_not_followed_past_the_check(stage_name, workspace, monkeypatch):
+    body, _ = NOT_A_REPLY["content null"]
+    result = run_against(stage_name, [(307, b"", {"location": "/v1/messagesx"}), body], workspace, monkeypatch)
+    assert result.stop_reason == "api_error" and "307" in (getattr(result, "explanation", "") or result.answer)
+    assert [message["role"] for message in result.messages] == ["user"]
+
+
+BLOCKS_NOT_SENT_BACK = {
+    "a thinking block": {"type": "thinking", "thinking": "hm", "signature": "x"},
+    "a redacted thinking block": {"type": "redacted_thinking", "data": "x"},
+    "a text block with cache_control": {"type": "text", "text": "hi", "cache_control": {"type": "persistent"}},
+}
+
+
+@pytest.mark.parametrize("block", BLOCKS_NOT_SENT_BACK)
+@pytest.mark.parametrize("stage_name", ["s02", "s05", "s06"])
+def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_goes_on(stage_name, block, workspace):
+    stage = load_stage(stage_name)
+    options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
+    call = {"type": "tool_use", "id": "t1", "name": "list_files", "input": {}, "cache_control": {"type": "ephemeral"}}
+    client, requests = scripted_client([BLOCKS_NOT_SENT_BACK[block], call], DONE)
+    result = stage.run("Look around", client=client, model="scripted", workspace=workspace, **options)
+    assert result.stop_reason == "end_turn" and len(requests) == 2  # the history went back, and was taken
+    kept = [{"type": "text", "text": "hi"}] if block == "a text block with cache_control" else []
+    assert result.messages[1]["content"] == kept + [{"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}]

@@ -37,7 +37,7 @@ from .behaviours import Reply
 from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
 from .validation import ApiError, validate_request
-from ..replies import reply_problem
+from ..replies import cleaned, reply_problem
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -166,7 +166,7 @@ class OfflineTransport(httpx2.MockTransport):
         problem = reply_problem(message, body["messages"]) if self.script is not None else ""
         if problem:
             raise ApiError(502, "api_error", f"the scripted model's reply is not one the course can read: {problem}")
-        return message
+        return cleaned(message) if self.script is not None else message
 
 
 def _cut_to(blocks: list[dict], max_tokens: int) -> tuple[list[dict], str | None]:
