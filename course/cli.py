@@ -22,6 +22,7 @@ from .commands import python_command
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
 from .trace import TracePrinter, shorten
+from .wire import sendable
 
 # The keys of the --json summary line, in this order.
 SUMMARY_KEYS = ("stage", "model", "answer", "stop_reason", "turns", "usage", "workspace")
@@ -103,7 +104,8 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
         given["resume"] = args.resume
     try:
         client = client_for(args)
-        result = run(args.task, model=args.model, workspace=args.workspace, trace=TracePrinter(),
+        # A byte of the command line that is not UTF-8 (kept by Python as a lone surrogate) is shown as "?".
+        result = run(sendable(args.task), model=args.model, workspace=args.workspace, trace=TracePrinter(),
                      **({"client": client} if client else {}), **given)
     except CourseError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -14,16 +14,32 @@ from pathlib import Path
 
 from . import prices, runlog
 from .models import CourseError
+from .schema import first_problem
 
 NATURAL_END = "end_turn"
 
 
+# What stats reads in each record; a line of JSON in another shape crashed it (red team, round 7).
+COUNTS = {"type": "object", "additionalProperties": {"type": ["integer", "null"], "minimum": 0}}
+RECORD_SHAPE = {"type": "object", "properties": {
+    "run": {"type": ["string", "null"]}, "stage": {"type": "string"}, "model": {"type": "string"},
+    "stop_reason": {"type": ["string", "null"]}, "turns": {"type": ["integer", "null"], "minimum": 0},
+    "tool_calls": COUNTS, "tool_errors": COUNTS, "usage": COUNTS, "cost_usd": {"type": ["number", "null"]}}}
+
+
 def read_log(path: Path | None = None) -> list[dict]:
-    """The records of the runs log, or a one-line error naming the file if a line is not JSON."""
+    """The records of the runs log, or a one-line error naming the file if a line is not JSON, or not
+    a run's record."""
+    where = path or runlog.log_path()
     try:
-        return runlog.read(path)
+        records = runlog.read(path)
     except ValueError as error:
-        raise CourseError(f"{path or runlog.log_path()} is not a runs log (a line is not JSON: {error})") from None
+        raise CourseError(f"{where} is not a runs log (a line is not JSON: {error})") from None
+    for number, record in enumerate(records, 1):
+        problem = first_problem(RECORD_SHAPE, record)
+        if problem:
+            raise CourseError(f"{where} is not a runs log: record {number} is no run's record ({problem})")
+    return records
 
 
 def summarise(records: list[dict]) -> dict:

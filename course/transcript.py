@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .commands import python_command
 from .models import CourseError
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
@@ -150,13 +151,51 @@ def _scan(path: Path) -> _Scan:
     return scan
 
 
+# What each saved line must hold for a stage to go on from it. A line of JSON in another shape (the
+# file edited by hand, or by something else) crashed every stage's resume (red team, round 7).
+BLOCK = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}, "allOf": [
+    {"if": {"required": ["type"], "properties": {"type": {"const": "tool_use"}}},
+     "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}}}},
+    {"if": {"required": ["type"], "properties": {"type": {"const": "tool_result"}}},
+     "then": {"required": ["tool_use_id"], "properties": {"tool_use_id": {"type": "string"}}}},
+    {"if": {"required": ["type"], "properties": {"type": {"const": "text"}}},
+     "then": {"required": ["text"], "properties": {"text": {"type": "string"}}}}]}
+MESSAGE = {"type": "object", "required": ["role", "content"],
+           "properties": {"role": {"enum": ["user", "assistant"]},
+                          "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": BLOCK}]}}}
+LINE_SHAPE = {
+    "type": "object", "required": list(RECORD_KEYS),
+    "properties": {
+        "turn": {"type": "integer", "minimum": 0},
+        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"],
+                  "additionalProperties": {"type": "integer", "minimum": 0}},
+        "stop_reason": {"type": ["string", "null"]},
+        "transitions": {"type": "array", "items": {"type": "string"}},
+        "messages": {"type": "array", "items": MESSAGE},
+        "from": {"type": "integer", "minimum": 0},
+        "stage": {"type": "string"}, "model": {"type": "string"}, "workspace": {"type": "string"},
+    },
+}
+
+
 def load(path: str | Path) -> Loaded:
+    from .schema import first_problem  # jsonschema: imported when a run is resumed, not with the course
+
     path = Path(path)
     scan = _scan(path)
     if not scan.records:
         raise CourseError(f"transcript {path} holds no complete line: the run was killed before its first step "
                           "was saved; start it again")
-    return Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
+    for number, record in enumerate(scan.records, 1):
+        problem = first_problem(LINE_SHAPE, record)
+        if problem:
+            raise CourseError(f"transcript {path} is damaged at line {number} ({problem}): it was changed by "
+                              "something other than a run; start a new run")
+    loaded = Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
+    if not loaded.history() or loaded.history()[0]["role"] != "user":
+        raise CourseError(f"transcript {path} holds no task to go on from: it was changed by something other "
+                          "than a run; start a new run")
+    return loaded
 
 
 def cut_torn_end(path: Path) -> int:
@@ -175,29 +214,42 @@ def cut_torn_end(path: Path) -> int:
 
 def starts_a_run(path: Path) -> bool:
     """Whether the file's first line is a run's first step (a runs log or an audit log is JSON Lines too)."""
+    record = first_line(path)
+    return all(key in record for key in RECORD_KEYS)
+
+
+def first_line(path: Path) -> dict:
+    """The file's first line as a JSON object, or {} if it is not one."""
     with path.open("rb") as file:
         first = file.readline()
     try:
         record = json.loads(first)
-    except ValueError:
-        return False
-    return isinstance(record, dict) and all(key in record for key in RECORD_KEYS)
+    except (ValueError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
-def find(which: str | Path) -> Path:
-    """The transcript named by ``which``: ``last`` (the newest), a run id, or a path."""
+def find(which: str | Path, stage: str | None = None) -> Path:
+    """The transcript named by ``which``: ``last`` (the newest), a run id, or a path; with ``stage``,
+    only that stage's runs: another stage's saved state lacks what this one keeps (s05's cache
+    counts, say), and resuming it crashed (red team, round 7)."""
     which = str(which)
     if which == "last":
         # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.
-        found = sorted((path for path in folder().glob(f"s[0-9][0-9]-*{SUFFIX}") if TRANSCRIPT_NAME.fullmatch(path.name)),
-                       key=lambda path: (path.stat().st_mtime_ns, path.name))
+        found = sorted((path for path in folder().glob(f"{stage or 's[0-9][0-9]'}-*{SUFFIX}")
+                        if TRANSCRIPT_NAME.fullmatch(path.name)), key=lambda path: (path.stat().st_mtime_ns, path.name))
         if not found:
-            raise CourseError(f"no run to resume: {folder()} holds no transcript; run a task first")
+            raise CourseError(f"no run to resume: {folder()} holds no transcript{f' of {stage}' if stage else ''}; "
+                              "run a task first")
         return found[-1]
     for candidate in (Path(which).expanduser(), folder() / which, folder() / f"{which}{SUFFIX}"):
         if candidate.is_file():
             if not starts_a_run(candidate):
                 raise CourseError(f"{candidate} is not a run's transcript (its first line lacks "
                                   f"{', '.join(RECORD_KEYS)}); give a run id, a transcript's path, or 'last'")
+            made_by = first_line(candidate).get("stage")
+            if stage and made_by != stage:
+                raise CourseError(f"run {candidate.stem} was made by {made_by}, not {stage}: resume it with "
+                                  f"{python_command()} {made_by}/agent.py --resume {candidate.stem}")
             return candidate
     raise CourseError(f"no run {which!r} to resume: give a run id from {folder()}, a transcript's path, or 'last'")

@@ -335,7 +335,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
 
 def resumed(which) -> tuple[LoopState, dict]:
     """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
-    saved = course.transcript.load(course.transcript.find(which))
+    saved = course.transcript.load(course.transcript.find(which, STAGE))  # this stage's runs only
     messages = saved.history()
     transitions = [reason for record in saved.records for reason in record["transitions"]]
     state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,

@@ -465,7 +465,7 @@ def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
         if isinstance(value, dict):
             name = value.get("name")
             arguments = value.get("arguments", value.get("input", value.get("parameters")))
-            if name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
+            if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
                 calls.append((name, course.sendable(arguments)))  # "\ud800" in JSON text is a lone surrogate
         position = text.find("{", end)
     return calls
@@ -776,7 +776,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
 
 def resumed(which) -> tuple[LoopState, dict]:
     """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
-    saved = course.transcript.load(course.transcript.find(which))
+    saved = course.transcript.load(course.transcript.find(which, STAGE))  # this stage's runs only
     messages = saved.history()
     transitions = [reason for record in saved.records for reason in record["transitions"]]
     state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,

@@ -284,3 +284,22 @@ def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_
     assert result.stop_reason == "end_turn" and len(requests) == 2  # the history went back, and was taken
     kept = [{"type": "text", "text": "hi"}] if block == "a text block with cache_control" else []
     assert result.messages[1]["content"] == kept + [{"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}]
+
+
+@pytest.mark.parametrize("name", [["x"], {"a": 1}, 5])
+@pytest.mark.parametrize("stage_name", ["s04", "s05", "s06"])
+def test_a_call_written_as_text_whose_name_is_not_text_is_no_call(stage_name, name, workspace):
+    written = json.dumps({"name": name, "arguments": {}})  # a TypeError (unhashable) crashed the run (round 7)
+    client, requests = scripted_client([{"type": "text", "text": written}])
+    result = load_stage(stage_name).run("Add", client=client, model="scripted", workspace=workspace,
+                                        **({"approver": None, "audit_log": False} if stage_name == "s06" else {}))
+    assert result.stop_reason == "end_turn" and len(requests) == 1
+
+
+@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tmp_path, monkeypatch, capsys):
+    stage = load_stage(stage_name)
+    task = os.fsdecode(b"List the files \xff")  # as Python hands over a command line it cannot decode
+    assert course.stage_main(stage_name, stage.run, ["--model", "offline", "--workspace", str(tmp_path), task]) == 0
+    saved = course.transcript.load(course.transcript.find("last", stage_name))
+    assert saved.history()[0]["content"] == "List the files ?"

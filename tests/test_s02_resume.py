@@ -133,8 +133,10 @@ def test_a_torn_last_line_is_ignored_then_cut_off_before_the_next(workspace, cut
     path.write_bytes(data[:last_start + (cut_at if cut_at > 0 else len(data) - last_start - 1)])
     loaded = course.transcript.load(path)
     assert loaded.torn_bytes > 0 and len(loaded.records) == len(lines_of_good(data)) - 1
-    course.transcript.append(path, {"note": "next"})
-    assert course.transcript.load(path).records[-1] == {"note": "next"}
+    step = {"turn": 9, "usage": {"input_tokens": 1, "output_tokens": 1}, "stop_reason": None, "transitions": [],
+            "messages": []}
+    course.transcript.append(path, step)
+    assert course.transcript.load(path).records[-1] == step
     assert course.transcript.load(path).torn_bytes == 0
 
 
@@ -196,3 +198,49 @@ def test_fault_options_are_checked_in_one_line(argv, message, capsys):
     assert load_stage("s01").main([LIST] + argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+# Red team, round 7: a line of JSON in another shape (the file edited by hand, or by something else)
+# crashed every stage's resume; so did resuming another stage's run, whose state lacks what this one keeps.
+DAMAGED = {
+    "an empty object": lambda line: {},
+    "messages that are text": lambda line: {**line, "messages": "abc"},
+    "a 'from' that is text": lambda line: {**line, "from": "x"},
+    "transitions that are a number": lambda line: {**line, "transitions": 5},
+    "usage that is a list": lambda line: {**line, "usage": []},
+    "a turn that is null": lambda line: {**line, "turn": None},
+    "a message with no role": lambda line: {**line, "messages": [{"content": "x"}]},
+    "content that is null": lambda line: {**line, "messages": [{"role": "user", "content": None}]},
+    "a call with no id": lambda line: {**line, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "name": "list_files", "input": {}}]}]},
+    "a workspace that is a number": lambda line: {**line, "workspace": 5},
+    "a model that is a number": lambda line: {**line, "model": 5},
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGED)
+@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name, damage, workspace):
+    stage = load_stage(stage_name)
+    options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
+    result = stage.run(LIST, workspace=workspace, **options)
+    path = course.transcript.find(result.transcript)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps(DAMAGED[damage](json.loads(lines[0])))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(course.CourseError, match=r"is damaged at line 1 \(.*\): it was changed by something other"
+                                                 r"|is not a run's transcript") as raised:
+        stage.run(resume=result.transcript, **options)
+    assert "\n" not in str(raised.value)
+
+
+def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(workspace):
+    s04, s06 = load_stage("s04"), load_stage("s06")
+    stopped = s04.run(LIST, workspace=workspace, max_turns=1)
+    with pytest.raises(course.CourseError, match=r"^no run to resume: .* holds no transcript of s06; run a task first$"):
+        s06.run(resume="last", approver=None, audit_log=False)
+    run_id = course.transcript.run_id(stopped.transcript)
+    with pytest.raises(course.CourseError, match=rf"^run {run_id} was made by s04, not s06: resume it with "
+                                                 rf"\.venv/bin/python s04/agent\.py --resume {run_id}$"):
+        s06.run(resume=run_id, approver=None, audit_log=False)
+    assert s04.run(resume="last").stop_reason == "end_turn"
