@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import anthropic
 import httpx2
@@ -70,7 +71,8 @@ class CheckedReplies(httpx2.HTTPTransport):
     digits), or that course.replies finds no stage could take (its shape, its nesting, a tool_use id
     used twice) becomes a 502 that says why: the SDK retries it, then a stage ends the run as api_error
     in one line. What passes is cleaned (course.replies.cleaned, course.sendable) before the SDK sees
-    it. Redirects are not followed (see make_client): a redirected request's reply was never checked.
+    it, and one still arriving after reply_deadline_s is refused. Redirects are not followed (see
+    make_client): a redirected request's reply was never checked.
     The real API sends none of these, so its client is the SDK's own."""
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -79,19 +81,32 @@ class CheckedReplies(httpx2.HTTPTransport):
                 or request.url.path.endswith("/count_tokens") or request_body(request).get("stream")):
             return response
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = self.read_in_time(response)
+        if body is None:
+            return refused(request, response, f"it took longer than {self.reply_deadline_s:g} s to arrive")
         try:
-            reply = json.loads(response.read())
+            reply = json.loads(body)
         except (ValueError, RecursionError) as error:
             return refused(request, response, f"not JSON ({content_type or 'no content type'}; "
                                               f"{type(error).__name__}: {shorten(str(error), 80)})")
         problem = reply_problem(reply, request_messages(request))
         if problem:
             return refused(request, response, problem)
-        clean = sendable(cleaned(reply))
-        if clean == reply and content_type == "application/json":
-            return response
         response.close()
-        return httpx2.Response(response.status_code, request=request, json=clean)
+        return httpx2.Response(response.status_code, request=request, json=sendable(cleaned(reply)))
+
+    # The SDK's timeout bounds each read, not the whole reply: a server sending a byte a second kept a
+    # run waiting for ever (red team, round 7). Ten minutes is the SDK's own default timeout.
+    reply_deadline_s = 600.0
+
+    def read_in_time(self, response: httpx2.Response) -> bytes | None:
+        """The reply's body, or None if it is still arriving after reply_deadline_s."""
+        deadline, chunks = time.monotonic() + self.reply_deadline_s, []
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                return None
+        return b"".join(chunks)
 
 
 def refused(request: httpx2.Request, response: httpx2.Response, why: str) -> httpx2.Response:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +62,37 @@ def _server(answer: Callable[[str, bytes], tuple[int, bytes, dict]]):
             self.wfile.write(content)
 
         def log_message(self, *args):  # quiet: a test's output is its assertions
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def serving_slowly(body: bytes, seconds_per_byte: float):
+    """A server that answers 200 with ``body`` one byte at a time, a pause before each."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            try:
+                for byte in body:
+                    time.sleep(seconds_per_byte)
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            except OSError:  # the client gave up: so does this server
+                pass
+
+        def log_message(self, *args):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

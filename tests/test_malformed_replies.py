@@ -14,12 +14,13 @@ import json
 import os
 import re
 import shutil
+import time
 
 import pytest
 
 import course
 from helpers import DONE, load_stage, scripted_client
-from local_server import serving_bytes
+from local_server import serving_bytes, serving_slowly
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
 
@@ -303,3 +304,16 @@ def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tm
     assert course.stage_main(stage_name, stage.run, ["--model", "offline", "--workspace", str(tmp_path), task]) == 0
     saved = course.transcript.load(course.transcript.find("last", stage_name))
     assert saved.history()[0]["content"] == "List the files ?"
+
+
+def test_a_reply_still_arriving_at_the_deadline_ends_the_run_in_one_line(workspace, monkeypatch):
+    from course.client import CheckedReplies
+
+    monkeypatch.setattr(CheckedReplies, "reply_deadline_s", 0.5)  # the SDK only bounds each read (round 7)
+    with serving_slowly(DONE_REPLY, seconds_per_byte=0.05) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        started = time.monotonic()
+        result = load_stage("s02").run("Look around", client=course.make_client("local-model", max_retries=0),
+                                       model="local-model", workspace=workspace)
+    assert result.stop_reason == "api_error" and "took longer than 0.5 s to arrive" in result.answer
+    assert time.monotonic() - started < 3
