@@ -211,8 +211,15 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
         stubbed = stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
         _ensure_compiles(stubbed, f"the student copy of {stage}/{module.name}")
         students[module.name] = stubbed
-    dest = _prepare_destination(Path(dest), force)
+    try:
+        dest = _write_copy(_prepare_destination(Path(dest), force), stage, students, regions)
+    except OSError as error:  # a file where a folder should be, a folder not ours...: one line, no traceback
+        raise CourseError(f"cannot write a student copy to {dest}: {error.strerror or error}") from None
+    print(f"grade it with: {course_command()} check {stage} {dest}")
+    return dest
 
+
+def _write_copy(dest: Path, stage: str, students: dict[str, str], regions: list) -> Path:
     for name, student_source in students.items():
         (dest / name).write_text(student_source, encoding="utf-8")
         stubbed_here = [region for region in regions if region.file == name]
@@ -227,7 +234,6 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
         (dest / notebook.name).write_text(text, encoding="utf-8")
         print(f"wrote {dest / notebook.name}"
               + ("" if points_at_copy else f" (note: it does not say `from {stage} import agent`, so it may run the reference)"))
-    print(f"grade it with: {course_command()} check {stage} {dest}")
     return dest
 
 
@@ -371,7 +377,10 @@ def check(stage: str, dest, *, out=None, whole_reasons: bool = False) -> int:
     student_agent = Path(dest).resolve() / "agent.py"
     if not student_agent.is_file():
         raise CourseError(f"no student copy at {student_agent}; make one with: {course_command()} exercise {stage} {dest}")
-    _ensure_compiles(student_agent.read_text(encoding="utf-8"), str(student_agent))
+    try:
+        _ensure_compiles(student_agent.read_text(encoding="utf-8"), str(student_agent))
+    except (UnicodeDecodeError, OSError) as error:
+        raise CourseError(f"cannot read {student_agent} as Python source: {error}") from None
     run = run_pinned_tests(stage, student_agent.parent, tests)
     print(scorecard(stage, student_agent.parent, tests, regions, run, whole_reasons), file=out or sys.stdout)
     return 0 if run.passed else 1

@@ -20,10 +20,11 @@ NATURAL_END = "end_turn"
 
 
 # What stats reads in each record; a line of JSON in another shape crashed it (red team, round 7).
-COUNTS = {"type": "object", "additionalProperties": {"type": ["integer", "null"], "minimum": 0}}
+COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": 10**9}  # 10**400 overflowed the mean
+COUNTS = {"type": "object", "additionalProperties": COUNT}
 RECORD_SHAPE = {"type": "object", "properties": {
     "run": {"type": ["string", "null"]}, "stage": {"type": "string"}, "model": {"type": "string"},
-    "stop_reason": {"type": ["string", "null"]}, "turns": {"type": ["integer", "null"], "minimum": 0},
+    "stop_reason": {"type": ["string", "null"]}, "turns": COUNT,
     "tool_calls": COUNTS, "tool_errors": COUNTS, "usage": COUNTS, "cost_usd": {"type": ["number", "null"]}}}
 
 
@@ -33,7 +34,7 @@ def read_log(path: Path | None = None) -> list[dict]:
     where = path or runlog.log_path()
     try:
         records = runlog.read(path)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise CourseError(f"{where} is not a runs log (a line is not JSON: {error})") from None
     for number, record in enumerate(records, 1):
         problem = first_problem(RECORD_SHAPE, record)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from .commands import python_command
 from .models import CourseError
+from .wire import sendable
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
 SUFFIX = ".jsonl"
@@ -120,7 +121,7 @@ class Loaded:
         messages: list = []
         for record in self.records:
             messages[record.get("from", len(messages)):] = record.get("messages", [])
-        return messages
+        return sendable(messages)  # a lone surrogate written as \ud800 could not be saved again
 
 
 @dataclass
@@ -138,7 +139,7 @@ def _scan(path: Path) -> _Scan:
         line = data[start:] if end == -1 else data[start:end]
         try:
             record = json.loads(line.decode("utf-8")) if end != -1 else None
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict):
             if end == -1 or end + 1 == len(data):  # the last line: torn by a kill, ignored
@@ -155,20 +156,21 @@ def _scan(path: Path) -> _Scan:
 # file edited by hand, or by something else) crashed every stage's resume (red team, round 7).
 BLOCK = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}, "allOf": [
     {"if": {"required": ["type"], "properties": {"type": {"const": "tool_use"}}},
-     "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}}}},
+     "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}},
     {"if": {"required": ["type"], "properties": {"type": {"const": "tool_result"}}},
      "then": {"required": ["tool_use_id"], "properties": {"tool_use_id": {"type": "string"}}}},
     {"if": {"required": ["type"], "properties": {"type": {"const": "text"}}},
      "then": {"required": ["text"], "properties": {"text": {"type": "string"}}}}]}
 MESSAGE = {"type": "object", "required": ["role", "content"],
            "properties": {"role": {"enum": ["user", "assistant"]},
-                          "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": BLOCK}]}}}
+                          "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": BLOCK}]}},
+           "if": {"properties": {"role": {"const": "assistant"}}}, "then": {"properties": {"content": {"type": "array"}}}}
+COUNT = {"type": "integer", "minimum": 0, "maximum": 10**9}  # a 4,300-digit count could not be saved again
 LINE_SHAPE = {
     "type": "object", "required": list(RECORD_KEYS),
     "properties": {
-        "turn": {"type": "integer", "minimum": 0},
-        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"],
-                  "additionalProperties": {"type": "integer", "minimum": 0}},
+        "turn": COUNT,
+        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"], "additionalProperties": COUNT},
         "stop_reason": {"type": ["string", "null"]},
         "transitions": {"type": "array", "items": {"type": "string"}},
         "messages": {"type": "array", "items": MESSAGE},
@@ -192,9 +194,14 @@ def load(path: str | Path) -> Loaded:
             raise CourseError(f"transcript {path} is damaged at line {number} ({problem}): it was changed by "
                               "something other than a run; start a new run")
     loaded = Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
-    if not loaded.history() or loaded.history()[0]["role"] != "user":
-        raise CourseError(f"transcript {path} holds no task to go on from: it was changed by something other "
-                          "than a run; start a new run")
+    history = loaded.history()
+    calls = {block["id"] for message in history if isinstance(message["content"], list)
+             for block in message["content"] if block["type"] == "tool_use"}
+    answers = {block["tool_use_id"] for message in history if isinstance(message["content"], list)
+               for block in message["content"] if block["type"] == "tool_result"}
+    if not history or history[0]["role"] != "user" or not answers <= calls:
+        raise CourseError(f"transcript {path} holds no history a run can go on from (no task first, or an answer "
+                          "to no call): it was changed by something other than a run; start a new run")
     return loaded
 
 
@@ -237,7 +244,8 @@ def find(which: str | Path, stage: str | None = None) -> Path:
     if which == "last":
         # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.
         found = sorted((path for path in folder().glob(f"{stage or 's[0-9][0-9]'}-*{SUFFIX}")
-                        if TRANSCRIPT_NAME.fullmatch(path.name)), key=lambda path: (path.stat().st_mtime_ns, path.name))
+                        if TRANSCRIPT_NAME.fullmatch(path.name) and path.is_file()),  # not a pipe, folder, broken link
+                       key=lambda path: (path.stat().st_mtime_ns, path.name))
         if not found:
             raise CourseError(f"no run to resume: {folder()} holds no transcript{f' of {stage}' if stage else ''}; "
                               "run a task first")

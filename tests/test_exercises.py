@@ -384,3 +384,16 @@ def test_solving_exercise_1_passes_it_while_exercise_2_still_fails(graded):
     assert exit_code != 0
     assert verdicts(printed) == {1: "PASSED", 2: "FAILED"}, printed
     assert "total: 1 of 2 exercises passed" in printed
+
+
+def test_a_copy_to_where_no_folder_can_be_is_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    with pytest.raises(course.CourseError, match=r"^cannot write a student copy to .*a-file/copy"):
+        make_student_copy("s00", tmp_path / "a-file" / "copy")
+
+
+def test_checking_a_copy_that_is_not_utf8_is_one_line(tmp_path):
+    make_student_copy("s00", tmp_path)
+    (tmp_path / "agent.py").write_bytes(b"x = '\xff'\n")
+    with pytest.raises(course.CourseError, match=r"^cannot read .*agent\.py as Python source"):
+        check("s00", tmp_path)

@@ -6,6 +6,7 @@ Exercise 3 (``answer_interrupted_calls``) is pinned by the tests marked ``exerci
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -215,6 +216,14 @@ DAMAGED = {
         {"type": "tool_use", "name": "list_files", "input": {}}]}]},
     "a workspace that is a number": lambda line: {**line, "workspace": 5},
     "a model that is a number": lambda line: {**line, "model": 5},
+    # round 8
+    "an assistant message that is text": lambda line: {**line, "messages": [{"role": "user", "content": "x"},
+                                                                           {"role": "assistant", "content": "hi"}]},
+    "a call named by a list": lambda line: {**line, "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": ["a"], "input": 5}]}]},
+    "an answer to no call": lambda line: {**line, "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [
+        {"type": "text", "text": "hm"}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}]},
+    "a count of 400 digits": lambda line: {**line, "usage": {"input_tokens": 10**400, "output_tokens": 1}},
 }
 
 
@@ -226,10 +235,10 @@ def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name,
     result = stage.run(LIST, workspace=workspace, **options)
     path = course.transcript.find(result.transcript)
     lines = path.read_text(encoding="utf-8").splitlines()
-    lines[0] = json.dumps(DAMAGED[damage](json.loads(lines[0])))
+    lines[-1] = json.dumps(DAMAGED[damage](json.loads(lines[-1])))  # the last: its messages end the history
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(course.CourseError, match=r"is damaged at line 1 \(.*\): it was changed by something other"
-                                                 r"|is not a run's transcript") as raised:
+    with pytest.raises(course.CourseError, match=r"is damaged at line \d+ \(.*\): it was changed by something other"
+                                                 r"|is not a run's transcript|holds no history a run can go on from") as raised:
         stage.run(resume=result.transcript, **options)
     assert "\n" not in str(raised.value)
 
@@ -244,3 +253,32 @@ def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(wor
                                                  rf"\.venv/bin/python s04/agent\.py --resume {run_id}$"):
         s06.run(resume=run_id, approver=None, audit_log=False)
     assert s04.run(resume="last").stop_reason == "end_turn"
+
+
+def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
+    result = load_stage("s02").run(LIST, workspace=workspace)
+    path = course.transcript.find(result.transcript)
+    path.write_text(path.read_text(encoding="utf-8") + "[" * 50_000 + "\n" + path.read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    with pytest.raises(course.CourseError, match=r"is damaged at line \d+ .*not a JSON object"):
+        load_stage("s02").run(resume=result.transcript)
+
+
+def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(workspace):
+    s03 = load_stage("s03")
+    stopped = s03.run(LIST, workspace=workspace, max_turns=1)
+    path = course.transcript.find(stopped.transcript)
+    path.write_text(path.read_text(encoding="utf-8").replace(json.dumps(LIST), json.dumps(LIST + "\ud800"), 1),
+                    encoding="utf-8")
+    assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # it could not be saved again before
+
+
+def test_resume_last_takes_only_a_regular_file(workspace):
+    s02 = load_stage("s02")
+    s02.run(LIST, workspace=workspace)
+    folder = course.transcript.folder()
+    newest = sorted(folder.glob("s02-*.jsonl"))[-1]
+    os.mkfifo(folder / "s02-20991231-000000-aaaaaa.jsonl")  # named like a newer run: it hung resume
+    (folder / "s02-20991231-000001-bbbbbb.jsonl").mkdir()
+    (folder / "s02-20991231-000002-cccccc.jsonl").symlink_to(folder / "gone")
+    assert course.transcript.find("last", "s02") == newest

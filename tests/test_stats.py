@@ -105,10 +105,11 @@ def test_a_resumed_run_counts_once_with_the_numbers_of_its_last_record(workspace
 
 
 @pytest.mark.parametrize("line", ['5', '[]', 'NaN', '{"turns":"x"}', '{"run":[1]}', '{"tool_calls":{"a":"x"}}',
-                                  '{"model":5,"usage":{"input_tokens":1}}', '{"stop_reason":[1]}'])
+                                  '{"model":5,"usage":{"input_tokens":1}}', '{"stop_reason":[1]}',
+                                  '{"turns":1' + "0" * 400 + '}', "[" * 100_000])
 def test_stats_on_a_line_of_json_that_is_no_runs_record_are_one_line_of_error(tmp_path, capsys, line):
     path = tmp_path / "runs.jsonl"
     path.write_text(LOG.splitlines()[0] + "\n" + line + "\n", encoding="utf-8")
     assert main(["stats", "--log", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {path} is not a runs log: record 2 is no run's record (") and err.count("\n") == 1
+    assert err.startswith(f"error: {path} is not a runs log") and err.count("\n") == 1
