@@ -64,14 +64,8 @@ def _server(answer: Callable[[str, bytes], tuple[int, bytes, dict]]):
         def log_message(self, *args):  # quiet: a test's output is its assertions
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _running(Handler) as url:
+        yield url
 
 
 @contextmanager
@@ -95,7 +89,14 @@ def serving_slowly(body: bytes, seconds_per_byte: float):
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with _running(Handler) as url:
+        yield url
+
+
+@contextmanager
+def _running(handler: type[BaseHTTPRequestHandler]):
+    """A threading HTTP server on a free loopback port, stopped (within 5 ms) when the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True)
     thread.start()
     try:
