@@ -10,7 +10,7 @@ import anthropic
 import httpx2
 
 from .models import CourseError, is_offline, resolve_model
-from .replies import cleaned, reply_problem, request_body, request_messages
+from .replies import cleaned, reply_problem, request_body
 from .trace import shorten
 from .wire import sendable
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
@@ -77,8 +77,9 @@ class CheckedReplies(httpx2.HTTPTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
+        sent = request_body(request)
         if (not 200 <= response.status_code < 300 or request.method != "POST"
-                or request.url.path.endswith("/count_tokens") or request_body(request).get("stream")):
+                or request.url.path.endswith("/count_tokens") or sent.get("stream")):
             return response
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         body = self.read_in_time(response)
@@ -89,7 +90,7 @@ class CheckedReplies(httpx2.HTTPTransport):
         except (ValueError, RecursionError) as error:
             return refused(request, response, f"not JSON ({content_type or 'no content type'}; "
                                               f"{type(error).__name__}: {shorten(str(error), 80)})")
-        problem = reply_problem(reply, request_messages(request))
+        problem = reply_problem(reply, sent.get("messages") if isinstance(sent.get("messages"), list) else [])
         if problem:
             return refused(request, response, problem)
         response.close()

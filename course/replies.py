@@ -87,12 +87,6 @@ def request_body(request) -> dict:
     return body if isinstance(body, dict) else {}
 
 
-def request_messages(request) -> list:
-    """The history a request sent (an httpx request to the Messages API), or [] if it holds none."""
-    messages = request_body(request).get("messages")
-    return messages if isinstance(messages, list) else []
-
-
 def nesting(value) -> int:
     """How deep arrays and objects are nested in ``value``, counted without recursion."""
     deepest, stack = 0, [(value, 1)]
