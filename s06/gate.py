@@ -555,7 +555,7 @@ class Gate:
             return "allow", "a person allowed this exact command always", "person"
         if any(rule.decision == "allow" and rule.tool == "run_command" and rule.pattern == normalised(command)
                for rule in self.rules):
-            return "allow", f"an allow rule names this exact command", "rule"
+            return "allow", "an allow rule names this exact command", "rule"
         problem = self.not_safe(workspace, reading)
         if problem:
             return "ask", problem, "default"
