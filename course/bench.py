@@ -46,6 +46,7 @@ from . import prices
 from .cli import as_dict
 from .client import make_client
 from .guard import capped
+from .limits import run_options
 from .models import CourseError
 from .offline import FLOOD_TASK, flood_error_total, write_flood_logs
 from .svgplot import line_chart
@@ -171,8 +172,7 @@ def bench_variant(variant: Variant, turns: int) -> dict:
         truth = flood_error_total(snapshot(workspace))
         client = make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000)
         client = capped(LatestBlockCached(client) if variant.breakpoint_on_latest else client, 3 * turns + 50)
-        accepted = inspect.signature(agent.run).parameters
-        options = {name: value for name, value in dict(LIMITS, runs_log=False, transcript=False).items() if name in accepted}
+        options = run_options(agent.run, dict(LIMITS, runs_log=False, transcript=False))
         started = time.perf_counter()
         with constants_set(agent, variant.constants):
             result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))

@@ -19,6 +19,7 @@ import anthropic
 
 from .client import make_client
 from .commands import python_command
+from .limits import add_options as add_limit_options, from_options as limits_from_options
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
 from .trace import TracePrinter, shorten
@@ -73,11 +74,11 @@ def explain_api_error(error: anthropic.APIError) -> str:
     return str(error)
 
 
-def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
+def stage_main(stage: str, run, argv=None, *, limits=None) -> int:
     """Parse the command line, run the stage with a live trace, print the answer. Returns the exit code.
 
-    ``options`` are extra ``(flags, kwargs)`` pairs for ``argparse`` whose values go to ``run`` as
-    keyword arguments (later stages add their limits this way). A stage whose ``run`` takes
+    ``limits``: the stage's Limits dataclass (s03 on); each of its fields becomes an option
+    (max_turns: --max-turns N), and the limits given go to ``run(limits=...)``. A stage whose ``run`` takes
     ``resume`` (s02 on) also gets ``--resume RUN|PATH|last``; every stage gets ``--faults``,
     ``--seed`` and ``--retries``, which shape the client built here.
     """
@@ -95,14 +96,14 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
                         help="offline model only: answer this share of API requests with a transient error (e.g. 0.3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the injected faults (default 0)")
     parser.add_argument("--retries", type=int, help="how often the SDK retries a failed request (default 2; 0: never)")
-    extra = [parser.add_argument(*flags, **kwargs).dest for flags, kwargs in options]
+    limit_names = add_limit_options(parser, limits) if limits else []
     args = parser.parse_args(argv)
     if resumable and (args.task is None) == (args.resume is None):
         parser.error("give a task, or --resume RUN to go on with an earlier run (not both)")
-    given = {name: getattr(args, name) for name in extra if getattr(args, name) is not None}
-    if resumable and args.resume:
-        given["resume"] = args.resume
+    given = {"resume": args.resume} if resumable and args.resume else {}
     try:
+        if limits:
+            given["limits"] = limits_from_options(limits, args, limit_names)
         client = client_for(args)
         # A byte of the command line that is not UTF-8 (kept by Python as a lone surrogate) is shown as "?".
         result = run(sendable(args.task), model=args.model, workspace=args.workspace, trace=TracePrinter(),
@@ -117,25 +118,34 @@ def stage_main(stage: str, run, argv=None, *, options: tuple = ()) -> int:
         print("interrupted" + ("; the run is saved: go on with --resume last" if resumable else ""), file=sys.stderr)
         return 130
     data = summary(result)
+    print(answer_text(result), end="")
+    everything = as_dict(result)
+    if everything.get("transcript"):
+        data["transcript"] = everything["transcript"]
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False))
+    return 0 if data["stop_reason"] == "end_turn" else 1
+
+
+def answer_text(result) -> str:
+    """What the command line prints after the trace: the answer with its stop reason, turns and
+    tokens, why the run stopped (if not on its own), its workspace, and its transcript."""
+    data, everything = summary(result), as_dict(result)
     turns = f"{data['turns']} turn" + ("" if data["turns"] == 1 else "s")
     usage = data["usage"]
     cached = (f", and {usage['cache_read_input_tokens']} read from the cache + {usage['cache_creation_input_tokens']} "
               "written to it" if usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens") else "")
-    print(f"\nanswer ({data['stop_reason']}, {turns}, "
-          f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens{cached}):")
-    print(data["answer"] or "(no text)")
-    everything = as_dict(result)
+    lines = [f"\nanswer ({data['stop_reason']}, {turns}, "
+             f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens{cached}):",
+             data["answer"] or "(no text)"]
     explanation = everything.get("explanation")
     if data["stop_reason"] != "end_turn" and explanation and explanation != data["stop_reason"]:
-        print(f"stopped: {explanation}")
-    print(f"workspace: {data['workspace']}")
+        lines.append(f"stopped: {explanation}")
+    lines.append(f"workspace: {data['workspace']}")
     if everything.get("transcript"):
-        data["transcript"] = everything["transcript"]
-        ended = "" if data["stop_reason"] == "end_turn" else f" (go on with --resume {Path(data['transcript']).stem})"
-        print(f"transcript: {data['transcript']}{ended}")
-    if args.json:
-        print(json.dumps(data, ensure_ascii=False))
-    return 0 if data["stop_reason"] == "end_turn" else 1
+        ended = "" if data["stop_reason"] == "end_turn" else f" (go on with --resume {Path(everything['transcript']).stem})"
+        lines.append(f"transcript: {everything['transcript']}{ended}")
+    return "\n".join(lines) + "\n"
 
 
 def client_for(args) -> "anthropic.Anthropic | None":

@@ -12,7 +12,6 @@ import httpx2
 from .models import CourseError, is_offline, resolve_model
 from .replies import cleaned, reply_problem, request_body
 from .trace import shorten
-from .wire import sendable
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
 
 # The offline model lives at no address; the SDK needs a URL anyway, and nothing resolves this one.
@@ -94,7 +93,7 @@ class CheckedReplies(httpx2.HTTPTransport):
         if problem:
             return refused(request, response, problem)
         response.close()
-        return httpx2.Response(response.status_code, request=request, json=sendable(cleaned(reply)))
+        return httpx2.Response(response.status_code, request=request, json=cleaned(reply))
 
     # The SDK's timeout bounds each read, not the whole reply: a server sending a byte a second kept a
     # run waiting for ever (red team, round 7). Ten minutes is the SDK's own default timeout.

@@ -14,8 +14,8 @@ The five requests (``PROBES``):
    descriptions do; a model that copies examples reads that instead.)
 4. ``answer``: a listing already in the history and "How many files ...?": an answer that ends
    the turn, or the listing repeated back?
-5. ``recover``: the model's own call for 'meom.md' (a transposed pair of letters, seed 000's kind
-   of slip) answered with an error whose hint names memo.md: does the next call use the hint?
+5. ``recover``: the model's own call for 'meom.md' (a transposed pair of letters, the kind
+   of slip "Building an agent loop yourself" shows) answered with an error whose hint names memo.md: does the next call use the hint?
 
 Across all five: was a reply cut at ``max_tokens``, did one write a call as JSON text, did one copy
 its prompt back? Where these failures were measured: ``course/offline/small_local.py``.
@@ -33,6 +33,8 @@ import anthropic
 
 from .cli import explain_api_error
 from .client import make_client
+from .echo import copied_share, repeats_the_prompt
+from .json_text import objects_in
 from .models import CourseError, is_offline, resolve_model
 
 # The stages' own MAX_TOKENS: a reply the doctor sees cut is one a stage would see cut.
@@ -124,43 +126,12 @@ def ask(client, model: str, name: str) -> Probe:
 def calls_in_text(text: str) -> list[tuple[str, dict]]:
     """Tool calls written as JSON in a reply's text: an object naming one of the doctor's tools,
     with its arguments (under "arguments", "input" or "parameters"), anywhere in the text."""
-    names, found, decoder = {tool["name"] for tool in TOOLS}, [], json.JSONDecoder()
-    position = text.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except ValueError:
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict) and value.get("name") in names:
+    names, found = {tool["name"] for tool in TOOLS}, []
+    for value in objects_in(text):
+        if value.get("name") in names:
             arguments = next((value[key] for key in ("arguments", "input", "parameters") if key in value), {})
             found.append((value["name"], arguments if isinstance(arguments, dict) else {}))
-        position = text.find("{", end)
     return found
-
-
-def copied_share(text: str, source: str, width: int = 6) -> float:
-    """How much of ``text`` is copied from ``source``: the share of its runs of ``width`` words (fewer
-    for a shorter text) that appear, in that order, in ``source``. Spacing is ignored."""
-    words = text.split()
-    if not words:
-        return 0.0
-    width = min(width, len(words))
-    plain = " " + " ".join(source.split()) + " "
-    runs = [" " + " ".join(words[i:i + width]) + " " for i in range(len(words) - width + 1)]
-    return sum(run in plain for run in runs) / len(runs)
-
-
-def prompt_of(request: dict) -> str:
-    """The request's own words (system, tool descriptions, the user's text), tool results left out."""
-    parts = [request["system"]] + [f"{tool['name']} {json.dumps(tool)}" for tool in request.get("tools", [])]
-    for message in request["messages"]:
-        content = message["content"]
-        if isinstance(content, str):
-            parts.append(content)
-        else:
-            parts += [block["text"] for block in content if block.get("type") == "text"]
-    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------- judging
@@ -271,7 +242,8 @@ def check_text_calls(probes: list[Probe]) -> Check:
 
 
 def check_echo(probes: list[Probe]) -> Check:
-    echoing = [p for p in probes if p.text.strip() and copied_share(p.text, prompt_of(p.request)) >= 0.5]
+    echoing = [p for p in probes if p.text.strip() and repeats_the_prompt(
+        p.text, system=p.request["system"], tools=p.request.get("tools", []), messages=p.request["messages"])]
     return Check("echoes the prompt", yes(bool(echoing)), not echoing,
                  f"copied the prompt: {len(echoing)} of {len(probes)}" if echoing else "none", None,
                  "the model is repeating its prompt: it may not support chat or tools; check the model "

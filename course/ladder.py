@@ -35,6 +35,7 @@ from . import prices
 from .cli import as_dict
 from .client import make_client
 from .guard import Runaway, capped
+from .limits import run_options
 from .models import CourseError
 from .scenarios import SCENARIOS, Scenario, Snapshot
 from .workspace import SAMPLE, prepare_workspace, snapshot
@@ -67,12 +68,8 @@ def load_stage(name: str):
 
 
 def accepted_options(run, options: dict) -> dict:
-    """The options ``run`` has a parameter for: s03's limits mean nothing to s01's signature."""
-    parameters = inspect.signature(run).parameters.values()
-    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
-        return dict(options)
-    names = {parameter.name for parameter in parameters}
-    return {name: value for name, value in options.items() if name in names}
+    """The options ``run`` takes: s03's limits mean nothing to s01's signature (course.limits)."""
+    return run_options(run, options)
 
 
 # ---------------------------------------------------------------- one cell

@@ -1,13 +1,14 @@
 """What every stage relies on in a reply of the Messages API, checked where a reply does not come from
 the real API: a local server's (course.client.CheckedReplies) and a scripted model's (course.offline).
 
-The SDK builds a reply without checking it, so a reply without this shape crashed a stage deep inside
-(AttributeError, TypeError, KeyError: red team, rounds 4 and 5), and a tool_use id used twice made a
-history the API refuses, on every later request and every resume. The reference is the Messages API's
+The SDK builds a reply without checking it, so a reply without this shape would crash a stage deep
+inside (AttributeError, TypeError, KeyError), and a tool_use id used twice makes a history the API
+refuses, on every later request and every resume. The reference is the Messages API's
 (content is a list of typed blocks; a text block has its text, a tool_use block its id, name and input;
-usage counts tokens in whole numbers). Only what no stage can cope with is refused: a tool name that is
-not text, or an input that is not an object, is left to the stages, which answer it
-(tests/test_malformed_replies.py).
+usage counts tokens in whole numbers). Only what no stage can cope with is refused. What a stage can
+answer is made safe to record instead (``cleaned``): a tool name that is not text becomes its text, so
+the call fails as an unknown tool; a value JSON cannot carry back is replaced (course.sendable). An
+input that is not an object is left to the stages, whose tools answer it as bad arguments.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 
 from .schema import first_problem
-from .wire import MAX_DEPTH
+from .wire import MAX_DEPTH, sendable
 
 TOKENS = {"type": ["integer", "null"], "minimum": 0, "maximum": 10**9}  # 10**400 overflowed the price
 REPLY_SHAPE = {
@@ -66,16 +67,21 @@ def reply_problem(reply, sent_messages: list) -> str:
 
 # What each block keeps on its way to the stage: the fields the API takes back. A thinking block (a
 # local reasoning model's) is dropped: no stage shows it, and a request may not carry it back without
-# the signature only the real API gives. An extra field (cache_control, say) made every later request
-# fail, and every resume with it (red team, round 6).
+# the signature only the real API gives. An extra field (cache_control, say) would make every later
+# request fail, and every resume with it.
 KEPT = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
 
 
 def cleaned(reply: dict) -> dict:
-    """``reply`` (one reply_problem found nothing wrong with) with only the blocks and fields KEPT."""
+    """``reply`` (one reply_problem found nothing wrong with) as a stage can record and send it back:
+    only the blocks and fields KEPT, a tool name that is not text (a list, a number) as its text,
+    and nothing JSON cannot carry (NaN, a lone surrogate)."""
     content = [{field: block[field] for field in KEPT[block["type"]]} for block in reply["content"]
                if block["type"] in KEPT]
-    return {**reply, "content": content}
+    for block in content:
+        if block["type"] == "tool_use" and not isinstance(block["name"], str):
+            block["name"] = repr(block["name"])
+    return sendable({**reply, "content": content})
 
 
 def request_body(request) -> dict:

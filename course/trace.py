@@ -92,5 +92,14 @@ class TracePrinter:
         self.line(f"   · tokens: {usage.input_tokens:,} uncached + {read:,} read from the cache + {written:,} "
                   f"written to it in, {usage.output_tokens:,} out; {self.prompt_tokens_sent:,} input tokens sent so far")
 
+    def show_resumed(self, state) -> None:
+        """A run resumed from its transcript (s02 on): turns and tokens go on from where it stopped."""
+        self.turn = state.turn_count
+        usage = state.usage
+        self.prompt_tokens_sent = (usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
+                                   + usage.get("cache_creation_input_tokens", 0))
+        name = state.transcript.stem if state.transcript else "(unsaved)"
+        self.line(f"   · resuming run {name} after turn {state.turn_count}")
+
     def show_note(self, text) -> None:
         self.line(f"   · {text}")

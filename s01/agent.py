@@ -21,8 +21,6 @@ Run it:  .venv/bin/python s01/agent.py "List the files and write their count and
 
 from __future__ import annotations
 
-import ast
-import operator
 import sys
 from pathlib import Path
 
@@ -122,23 +120,9 @@ def search_files(workspace: Path, text: str) -> str:
     return "\n".join(matches) or "(no matches)"
 
 
-# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-             ast.USub: operator.neg, ast.UAdd: operator.pos}
-
-
 def calculate(workspace: Path, expression: str) -> str:
-    def evaluate(node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.operand))
-        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
-
-    return str(evaluate(ast.parse(expression, mode="eval").body))
+    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
+    return course.calculator(expression)
 # --8<-- [end:tools]
 
 
@@ -178,15 +162,8 @@ def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.ty
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
-    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
-    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
-    counted or compared. A value JSON cannot carry (NaN, a lone surrogate) is replaced, so that the
-    history can still be sent back and saved."""
-    for block in reply.content:
-        if block.type == "tool_use" and not isinstance(block.name, str):
-            block.name = repr(block.name)
-    return {"role": "assistant", "content": [course.sendable(block.to_dict()) for block in reply.content]}
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike, as sent."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
 def tool_calls(reply: anthropic.types.Message) -> list:

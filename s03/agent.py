@@ -18,9 +18,7 @@ Run it:  .venv/bin/python s03/agent.py "List the files" --max-turns 5 --token-bu
 
 from __future__ import annotations
 
-import ast
 import json
-import operator
 import sys
 import time
 from collections import Counter
@@ -124,23 +122,9 @@ def search_files(workspace: Path, text: str) -> str:
     return "\n".join(matches) or "(no matches)"
 
 
-# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-             ast.USub: operator.neg, ast.UAdd: operator.pos}
-
-
 def calculate(workspace: Path, expression: str) -> str:
-    def evaluate(node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.operand))
-        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
-
-    return str(evaluate(ast.parse(expression, mode="eval").body))
+    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
+    return course.calculator(expression)
 # --8<-- [end:tools]
 
 
@@ -180,15 +164,8 @@ def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.ty
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
-    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
-    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
-    counted or compared. A value JSON cannot carry (NaN, a lone surrogate) is replaced, so that the
-    history can still be sent back and saved."""
-    for block in reply.content:
-        if block.type == "tool_use" and not isinstance(block.name, str):
-            block.name = repr(block.name)
-    return {"role": "assistant", "content": [course.sendable(block.to_dict()) for block in reply.content]}
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike, as sent."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
 def tool_calls(reply: anthropic.types.Message) -> list:
@@ -207,7 +184,7 @@ StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "ma
                      "stop_sequence", "api_error"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """When to stop a run that does not stop itself. The chapter explains each default."""
 
@@ -216,12 +193,8 @@ class Limits:
     max_repeats: int = 3               # the same call (name and arguments) this many times in a row
     max_consecutive_errors: int = 3    # this many failed tool calls in a row
 
-    def __post_init__(self):  # a nonsense limit is refused before any call is made
-        for name in ("max_turns", "token_budget", "max_repeats", "max_consecutive_errors"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
-                raise course.CourseError(f"{name} must be a whole number of at least 1, got {value!r}")
-            setattr(self, name, int(value))
+    def __post_init__(self):
+        course.require_whole_numbers(self)  # a nonsense limit is refused before any call is made
 
 
 @dataclass
@@ -379,7 +352,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
     """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
     if resume:
         state, first = resumed(resume)
-        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        trace("resumed", state)  # the trace goes on counting turns and tokens from where the run stopped
         return state, first
     if not task:
         raise course.CourseError("give a task, or resume an earlier run")
@@ -441,12 +414,10 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
-        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None,
+        limits: Limits = Limits(), runs_log=None,
         resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
-    limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
     trace = trace or (lambda kind, payload: None)
     state, first = start(task, resume, transcript, trace)
     model = course.resolve_model(model or first.get("model"))
@@ -469,16 +440,8 @@ def run(task: str | None = None, *, client=None, model: str | None = None, works
 # --8<-- [end:run]
 
 
-LIMIT_OPTIONS = (
-    (("--max-turns",), {"help": f"stop after this many model calls (default {Limits.max_turns})"}),
-    (("--token-budget",), {"help": f"stop once this many tokens are used (default {Limits.token_budget})"}),
-    (("--max-repeats",), {"help": f"stop when one call repeats this often in a row (default {Limits.max_repeats})"}),
-    (("--max-consecutive-errors",), {"help": f"stop after this many failed calls in a row (default {Limits.max_consecutive_errors})"}),
-)
-
-
 def main(argv=None) -> int:
-    return course.stage_main(STAGE, run, argv, options=LIMIT_OPTIONS)
+    return course.stage_main(STAGE, run, argv, limits=Limits)
 
 
 if __name__ == "__main__":

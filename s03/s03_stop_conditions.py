@@ -77,7 +77,7 @@ def ledger_workspace():
 
 
 limited = agent.run(scenarios.LEDGER_TASK, model=LONG_MODEL, workspace=ledger_workspace(),
-                    max_turns=8, trace=course.TracePrinter())
+                    limits=agent.Limits(max_turns=8), trace=course.TracePrinter())
 print("stop_reason:", limited.stop_reason, "| turns:", limited.turns)
 print("explanation:", limited.explanation)
 
@@ -93,9 +93,9 @@ print("explanation:", limited.explanation)
 # while the turns already taken and the tokens already used still count.
 
 # %%
-again = agent.run(resume=limited.transcript, max_turns=8)
+again = agent.run(resume=limited.transcript, limits=agent.Limits(max_turns=8))
 print("resumed with the same limit:", again.stop_reason, "| turns:", again.turns)
-raised = agent.run(resume=limited.transcript, max_turns=40)
+raised = agent.run(resume=limited.transcript, limits=agent.Limits(max_turns=40))
 print("resumed with max_turns=40: ", raised.stop_reason, "| turns:", raised.turns)
 print("answer:", raised.answer)
 
@@ -113,7 +113,7 @@ print("unlimited:", full.stop_reason, "after", full.turns, "turns,", full_cost, 
 print("answer:", full.answer)
 
 budgeted = agent.run(scenarios.LEDGER_TASK, model=LONG_MODEL, workspace=ledger_workspace(),
-                     token_budget=full_cost // 2)
+                     limits=agent.Limits(token_budget=full_cost // 2))
 budgeted_cost = budgeted.usage["input_tokens"] + budgeted.usage["output_tokens"]
 print("budget", full_cost // 2, ":", budgeted.stop_reason, "after", budgeted.turns, "turns,", budgeted_cost, "tokens")
 print("explanation:", budgeted.explanation)
@@ -248,7 +248,7 @@ def long_run(turns):
     scenarios.ledger(workspace, turns - 2)
     client = course.capped(course.make_client(f"offline-long-{turns}"), turns)
     result = agent.run(scenarios.LEDGER_TASK, client=client, model=f"offline-long-{turns}", workspace=workspace,
-                       max_turns=turns, token_budget=10**9, runs_log=False)
+                       limits=agent.Limits(max_turns=turns, token_budget=10**9), runs_log=False)
     assert result.stop_reason == "end_turn", result.stop_reason
     return [usage.input_tokens for usage in client.usages]
 
@@ -298,7 +298,7 @@ for call in range(10, 81, 10):
 if os.environ.get("ANTHROPIC_API_KEY"):
     claude_model = os.environ.get("MODEL_ID") or course.DEFAULT_CLAUDE_MODEL
     on_claude = agent.run(REPORT_TASK, client=course.make_client(claude_model), model=claude_model,
-                          max_turns=10, token_budget=50_000, trace=course.TracePrinter())
+                          limits=agent.Limits(max_turns=10, token_budget=50_000), trace=course.TracePrinter())
     print("stop_reason:", on_claude.stop_reason, "| turns:", on_claude.turns, "| usage:", on_claude.usage)
 else:
     print("ANTHROPIC_API_KEY is not set: this cell does nothing, and the notebook stays offline.")

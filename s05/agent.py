@@ -27,11 +27,9 @@ Run it:  .venv/bin/python -m course run s05 --scenario flood
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import math
-import operator
 import sys
 import time
 from collections import Counter
@@ -180,23 +178,9 @@ def search_files(workspace: Path, text: str) -> str:
     return "\n".join(matches) or "(no matches)"
 
 
-# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-             ast.USub: operator.neg, ast.UAdd: operator.pos}
-
-
 def calculate(workspace: Path, expression: str) -> str:
-    def evaluate(node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.operand))
-        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
-
-    return str(evaluate(ast.parse(expression, mode="eval").body))
+    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
+    return course.calculator(expression)
 # --8<-- [end:tools]
 
 
@@ -262,19 +246,12 @@ def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
     """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
     alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
     exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
-    calls, decoder, position = [], json.JSONDecoder(), text.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except (ValueError, RecursionError):  # not JSON, or nested past what Python's reader follows
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict):
-            name = value.get("name")
-            arguments = value.get("arguments", value.get("input", value.get("parameters")))
-            if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-                calls.append((name, course.sendable(arguments)))  # "\ud800" in JSON text is a lone surrogate
-        position = text.find("{", end)
+    calls = []
+    for value in course.json_objects_in(text):
+        name = value.get("name")
+        arguments = value.get("arguments", value.get("input", value.get("parameters")))
+        if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
+            calls.append((name, arguments))
     return calls
 
 
@@ -335,15 +312,8 @@ def is_whole_result(block: dict) -> bool:
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
-    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
-    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
-    counted or compared. A value JSON cannot carry (NaN, a lone surrogate) is replaced, so that the
-    history can still be sent back and saved."""
-    for block in reply.content:
-        if block.type == "tool_use" and not isinstance(block.name, str):
-            block.name = repr(block.name)
-    return {"role": "assistant", "content": [course.sendable(block.to_dict()) for block in reply.content]}
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike, as sent."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
 def tool_calls(reply: anthropic.types.Message) -> list:
@@ -362,7 +332,7 @@ StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "ma
                      "stop_sequence", "api_error"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """When to stop a run that does not stop itself. The chapter explains each default."""
 
@@ -371,12 +341,8 @@ class Limits:
     max_repeats: int = 3               # the same call (name and arguments) this many times in a row
     max_consecutive_errors: int = 3    # this many failed tool calls in a row
 
-    def __post_init__(self):  # a nonsense limit is refused before any call is made
-        for name in ("max_turns", "token_budget", "max_repeats", "max_consecutive_errors"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
-                raise course.CourseError(f"{name} must be a whole number of at least 1, got {value!r}")
-            setattr(self, name, int(value))
+    def __post_init__(self):
+        course.require_whole_numbers(self)  # a nonsense limit is refused before any call is made
 
 
 @dataclass
@@ -572,7 +538,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
     """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
     if resume:
         state, first = resumed(resume)
-        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        trace("resumed", state)  # the trace goes on counting turns and tokens from where the run stopped
         return state, first
     if not task:
         raise course.CourseError("give a task, or resume an earlier run")
@@ -615,7 +581,6 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 # before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
 ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
         "chat template (a base model, or a server without the model's template, does this)")
-ECHO_RUN = 8  # words in a row that count as copied when the request holds them too
 
 
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
@@ -655,25 +620,8 @@ def cut_call_result(call) -> dict:
 
 
 def repeats_the_prompt(text: str, messages: list) -> bool:
-    """Most of a reply copied from the request: what a small local base model did until max_tokens
-    (62 of 103 calls, measured with Gemma 3 270M behind llama.cpp). Counted in runs of ECHO_RUN words."""
-    words = text.split()
-    runs = [" ".join(words[i:i + ECHO_RUN]) for i in range(len(words) - ECHO_RUN + 1)]
-    if not runs:
-        return False
-    request = " ".join(" ".join([SYSTEM_PROMPT, json.dumps(TOOLS, ensure_ascii=False)] + texts_in(messages)).split())
-    return sum(run in request for run in runs) * 2 > len(runs)
-
-
-def texts_in(messages: list) -> list[str]:
-    """The text the user side of a request carries: the task, tool results, notes. (A model that
-    says again what it said before is wordy, not echoing its prompt.)"""
-    texts = []
-    for message in (message for message in messages if message["role"] == "user"):
-        content = message["content"]
-        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
-            texts.append(block.get("text") or str(block.get("content") or ""))
-    return texts
+    """Most of a reply copied from the request: what a small local base model does until max_tokens."""
+    return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
 
 
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
@@ -801,12 +749,10 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
-        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None,
+        limits: Limits = Limits(), runs_log=None,
         resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
-    limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
     trace = trace or (lambda kind, payload: None)
     state, first = start(task, resume, transcript, trace)
     model = course.resolve_model(model or first.get("model"))
@@ -830,16 +776,8 @@ def run(task: str | None = None, *, client=None, model: str | None = None, works
 # --8<-- [end:run]
 
 
-LIMIT_OPTIONS = (
-    (("--max-turns",), {"help": f"stop after this many model calls (default {Limits.max_turns})"}),
-    (("--token-budget",), {"help": f"stop once this many tokens are used (default {Limits.token_budget})"}),
-    (("--max-repeats",), {"help": f"stop when one call repeats this often in a row (default {Limits.max_repeats})"}),
-    (("--max-consecutive-errors",), {"help": f"stop after this many failed calls in a row (default {Limits.max_consecutive_errors})"}),
-)
-
-
 def main(argv=None) -> int:
-    return course.stage_main(STAGE, run, argv, options=LIMIT_OPTIONS)
+    return course.stage_main(STAGE, run, argv, limits=Limits)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,9 @@ Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the li
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import math
-import operator
 import os
 import sys
 import time
@@ -65,7 +63,6 @@ SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
 CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so is cached (5 minutes)
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
 COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
-MAX_DIGITS = 1000             # the calculator refuses numbers longer than this
 MAX_PATH_CHARS = 1024         # a longer path is refused: resolving it costs time that grows with its square
 MAX_PATH_DEPTH = 32           # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
 
@@ -327,57 +324,9 @@ def command_environment(workspace: Path) -> dict:
     return environment
 
 
-# Arithmetic through the syntax tree, never eval(): only numbers and these operators get through.
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-             ast.USub: operator.neg, ast.UAdd: operator.pos}
-
-
 def calculate(workspace: Path, expression: str) -> str:
-    if len(expression) > 200:
-        raise ToolError("too_long", "the expression is longer than 200 characters", "split the calculation")
-
-    def evaluate(node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
-            left, right = evaluate(node.left), evaluate(node.right)
-            refuse_huge(type(node.op), left, right)  # before computing, not after: 9**9**9 never starts
-            return OPERATORS[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in OPERATORS:
-            return OPERATORS[type(node.op)](evaluate(node.operand))
-        raise ValueError(f"unsupported expression: {ast.unparse(node)}")
-
-    return str(real_and_finite(evaluate(ast.parse(expression, mode="eval").body)))
-
-
-def real_and_finite(result):
-    """inf, nan and complex numbers are not answers: a model would carry them on as if they were."""
-    if isinstance(result, complex):
-        raise ToolError("not_a_real_number", f"the result is the complex number {result}",
-                        "a negative number to a fractional power has no real result; check the signs")
-    if isinstance(result, float) and not math.isfinite(result):
-        raise ToolError("not_finite", f"the result is {result}: the floating-point calculation overflowed",
-                        "use smaller numbers, or whole numbers (they do not overflow)")
-    return result
-
-
-def digits(number) -> float:
-    """Decimal digits of an integer (floats cannot grow without bound: they overflow to an error)."""
-    return math.log10(abs(number)) + 1 if isinstance(number, int) and number else 0
-
-
-def refuse_huge(operation, left, right) -> None:
-    """Refuse an operation whose result would have more than MAX_DIGITS digits."""
-    if operation is ast.Pow and isinstance(right, int) and abs(left) > 1:
-        size = right * math.log10(abs(left)) + 1
-    elif operation is ast.Mult:
-        size = digits(left) + digits(right)
-    else:
-        return
-    if size > MAX_DIGITS:
-        raise ToolError("too_large", f"the result would have about {int(size)} digits (limit {MAX_DIGITS})",
-                        "use smaller numbers")
+    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
+    return course.calculator(expression)
 # --8<-- [end:tools]
 
 
@@ -455,19 +404,12 @@ def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
     """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
     alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
     exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
-    calls, decoder, position = [], json.JSONDecoder(), text.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except (ValueError, RecursionError):  # not JSON, or nested past what Python's reader follows
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict):
-            name = value.get("name")
-            arguments = value.get("arguments", value.get("input", value.get("parameters")))
-            if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-                calls.append((name, course.sendable(arguments)))  # "\ud800" in JSON text is a lone surrogate
-        position = text.find("{", end)
+    calls = []
+    for value in course.json_objects_in(text):
+        name = value.get("name")
+        arguments = value.get("arguments", value.get("input", value.get("parameters")))
+        if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
+            calls.append((name, arguments))
     return calls
 
 
@@ -528,15 +470,8 @@ def is_whole_result(block: dict) -> bool:
 
 
 def assistant_message(reply: anthropic.types.Message) -> dict:
-    """The reply as it goes into the history: all of its blocks, text and tool_use alike. A tool name
-    that is not text (a malformed reply: a list, a dict) is kept as its text, so that the history
-    stays valid and the call fails as an unknown tool, instead of crashing the loop where names are
-    counted or compared. A value JSON cannot carry (NaN, a lone surrogate) is replaced, so that the
-    history can still be sent back and saved."""
-    for block in reply.content:
-        if block.type == "tool_use" and not isinstance(block.name, str):
-            block.name = repr(block.name)
-    return {"role": "assistant", "content": [course.sendable(block.to_dict()) for block in reply.content]}
+    """The reply as it goes into the history: all of its blocks, text and tool_use alike, as sent."""
+    return {"role": "assistant", "content": [block.to_dict() for block in reply.content]}
 
 
 def tool_calls(reply: anthropic.types.Message) -> list:
@@ -555,7 +490,7 @@ StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "ma
                      "stop_sequence", "api_error"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """When to stop a run that does not stop itself. The chapter explains each default."""
 
@@ -564,12 +499,8 @@ class Limits:
     max_repeats: int = 3               # the same call (name and arguments) this many times in a row
     max_consecutive_errors: int = 3    # this many failed tool calls in a row
 
-    def __post_init__(self):  # a nonsense limit is refused before any call is made
-        for name in ("max_turns", "token_budget", "max_repeats", "max_consecutive_errors"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
-                raise course.CourseError(f"{name} must be a whole number of at least 1, got {value!r}")
-            setattr(self, name, int(value))
+    def __post_init__(self):
+        course.require_whole_numbers(self)  # a nonsense limit is refused before any call is made
 
 
 @dataclass
@@ -765,7 +696,7 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
     """A new run's state, or an earlier run's (``resume``) with the line that names its model and workspace."""
     if resume:
         state, first = resumed(resume)
-        trace("note", f"resuming run {state.transcript.stem} after turn {state.turn_count}")
+        trace("resumed", state)  # the trace goes on counting turns and tokens from where the run stopped
         return state, first
     if not task:
         raise course.CourseError("give a task, or resume an earlier run")
@@ -808,7 +739,6 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 # before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
 ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
         "chat template (a base model, or a server without the model's template, does this)")
-ECHO_RUN = 8  # words in a row that count as copied when the request holds them too
 
 
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
@@ -848,25 +778,8 @@ def cut_call_result(call) -> dict:
 
 
 def repeats_the_prompt(text: str, messages: list) -> bool:
-    """Most of a reply copied from the request: what a small local base model did until max_tokens
-    (62 of 103 calls, measured with Gemma 3 270M behind llama.cpp). Counted in runs of ECHO_RUN words."""
-    words = text.split()
-    runs = [" ".join(words[i:i + ECHO_RUN]) for i in range(len(words) - ECHO_RUN + 1)]
-    if not runs:
-        return False
-    request = " ".join(" ".join([SYSTEM_PROMPT, json.dumps(TOOLS, ensure_ascii=False)] + texts_in(messages)).split())
-    return sum(run in request for run in runs) * 2 > len(runs)
-
-
-def texts_in(messages: list) -> list[str]:
-    """The text the user side of a request carries: the task, tool results, notes. (A model that
-    says again what it said before is wordy, not echoing its prompt.)"""
-    texts = []
-    for message in (message for message in messages if message["role"] == "user"):
-        content = message["content"]
-        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
-            texts.append(block.get("text") or str(block.get("content") or ""))
-    return texts
+    """Most of a reply copied from the request: what a small local base model does until max_tokens."""
+    return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
 
 
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
@@ -990,13 +903,11 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        max_turns=Limits.max_turns, token_budget=Limits.token_budget, max_repeats=Limits.max_repeats,
-        max_consecutive_errors=Limits.max_consecutive_errors, runs_log=None, rules=None,
+        limits: Limits = Limits(), runs_log=None, rules=None,
         approver=ask_on_terminal, audit_log=None,
         resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
-    limits = Limits(max_turns, token_budget, max_repeats, max_consecutive_errors)
     trace = trace or (lambda kind, payload: None)
     state, first = start(task, resume, transcript, trace)
     model = course.resolve_model(model or first.get("model"))
@@ -1026,16 +937,8 @@ def run(task: str | None = None, *, client=None, model: str | None = None, works
 # --8<-- [end:run]
 
 
-LIMIT_OPTIONS = (
-    (("--max-turns",), {"help": f"stop after this many model calls (default {Limits.max_turns})"}),
-    (("--token-budget",), {"help": f"stop once this many tokens are used (default {Limits.token_budget})"}),
-    (("--max-repeats",), {"help": f"stop when one call repeats this often in a row (default {Limits.max_repeats})"}),
-    (("--max-consecutive-errors",), {"help": f"stop after this many failed calls in a row (default {Limits.max_consecutive_errors})"}),
-)
-
-
 def main(argv=None) -> int:
-    return course.stage_main(STAGE, run, argv, options=LIMIT_OPTIONS)
+    return course.stage_main(STAGE, run, argv, limits=Limits)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name,
 
 def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(workspace):
     s04, s06 = load_stage("s04"), load_stage("s06")
-    stopped = s04.run(LIST, workspace=workspace, max_turns=1)
+    stopped = s04.run(LIST, workspace=workspace, limits=s04.Limits(max_turns=1))
     with pytest.raises(course.CourseError, match=r"^no run to resume: .* holds no transcript of s06; run a task first$"):
         s06.run(resume="last", approver=None, audit_log=False)
     run_id = course.transcript.run_id(stopped.transcript)
@@ -83,7 +83,7 @@ def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
 
 def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(workspace):
     s03 = load_stage("s03")
-    stopped = s03.run(LIST, workspace=workspace, max_turns=1)
+    stopped = s03.run(LIST, workspace=workspace, limits=s03.Limits(max_turns=1))
     path = course.transcript.find(stopped.transcript)
     path.write_text(path.read_text(encoding="utf-8").replace(json.dumps(LIST), json.dumps(LIST + "\ud800"), 1),
                     encoding="utf-8")

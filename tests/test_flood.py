@@ -28,7 +28,7 @@ def run_flood(stage: str, workspace, files: int, *, model_files: int | None = No
     client = course.capped(course.make_client(model, context_window=window), 4 * files + 20)
     agent = load_stage(stage)
     result = agent.run(COUNT_TASK, client=client, model=model, workspace=workspace,
-                       max_turns=4 * files + 20, token_budget=10**9, runs_log=False)
+                       runs_log=False, **course.limits.run_options(agent.run, {"max_turns": 4 * files + 20, "token_budget": 10**9}))
     return course.as_dict(result)
 
 

@@ -194,7 +194,7 @@ def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypa
     notes = []
     trace = lambda kind, payload: notes.append(payload) if kind == "note" else None  # noqa: E731
     first = s05.run(FLOOD_TASK, model="offline-flood-15", workspace=workspace, transcript=transcript,
-                    max_turns=12, runs_log=False, trace=trace)
+                    limits=s05.Limits(max_turns=12), runs_log=False, trace=trace)
     assert first.stop_reason == "max_turns" and any(str(note).startswith("summarised") for note in notes)
     saved = course.transcript.load(transcript)
     assert any(record["from"] == 0 and record["turn"] > 0 for record in saved.records)  # a rewrite, saved whole
@@ -206,6 +206,6 @@ def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypa
     assert shape(saved.history()) == shape(first.messages)
     assert s05.SUMMARY_HEADING in saved.history()[0]["content"]
     assert_valid_history(saved.history())
-    finished = s05.run(resume=transcript, max_turns=40, runs_log=False)
+    finished = s05.run(resume=transcript, limits=s05.Limits(max_turns=40), runs_log=False)
     assert finished.stop_reason == "end_turn"
     assert_valid_history(course.transcript.load(transcript).history())

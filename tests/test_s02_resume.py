@@ -116,11 +116,11 @@ def test_the_tutor_checks_an_interrupted_write_and_does_not_write_twice(workspac
 
 def test_limits_given_on_resume_apply(workspace):
     s03 = load_stage("s03")
-    short = s03.run(REPORT, workspace=workspace, max_turns=1, runs_log=False)
+    short = s03.run(REPORT, workspace=workspace, limits=s03.Limits(max_turns=1), runs_log=False)
     assert short.stop_reason == "max_turns"
-    again = s03.run(resume="last", max_turns=1, runs_log=False)
+    again = s03.run(resume="last", limits=s03.Limits(max_turns=1), runs_log=False)
     assert again.stop_reason == "max_turns" and again.turns == 1  # the turns taken count
-    done = s03.run(resume="last", max_turns=5, runs_log=False)
+    done = s03.run(resume="last", limits=s03.Limits(max_turns=5), runs_log=False)
     assert done.stop_reason == "end_turn" and done.turns == 3
 
 

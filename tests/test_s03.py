@@ -14,7 +14,8 @@ from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage
 def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):
     """s03 under a guard: a stop condition that failed would show as Runaway, not as a hang."""
     client = course.capped(course.make_client(model), cap)
-    result = load_stage("s03").run(task, client=client, model=model, workspace=workspace, **limits)
+    s03 = load_stage("s03")
+    result = s03.run(task, client=client, model=model, workspace=workspace, limits=s03.Limits(**limits))
     return result, client
 
 
@@ -109,7 +110,8 @@ def test_a_refusal_ends_the_run_with_its_own_reason(workspace):
 def test_a_nonsense_limit_is_refused_before_any_call(workspace, limit, value):
     client = course.capped(course.make_client("offline"), 0)  # any call would raise Runaway
     with pytest.raises(course.CourseError, match=limit):
-        load_stage("s03").run(REPORT, client=client, model="offline", workspace=workspace, **{limit: value})
+        s03 = load_stage("s03")
+        s03.run(REPORT, client=client, model="offline", workspace=workspace, limits=s03.Limits(**{limit: value}))
 
 
 def test_the_command_line_refuses_a_nonsense_limit_in_one_line(capsys):

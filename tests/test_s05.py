@@ -49,7 +49,7 @@ def run_flood(s05, workspace, files: int, trace=None):
     model = f"offline-flood-{files}"
     client = course.capped(course.make_client(model), 3 * files + 20)
     result = s05.run(COUNT_TASK, client=client, model=model, workspace=workspace, trace=trace,
-                     max_turns=3 * files + 20, runs_log=False)
+                     limits=s05.Limits(max_turns=3 * files + 20), runs_log=False)
     return result, client
 
 
@@ -267,7 +267,7 @@ def test_the_token_budget_counts_the_tokens_read_from_the_cache_too(s05, workspa
     logs(workspace, 30)
     client = course.capped(course.make_client("offline-flood-30"), 200)
     result = s05.run(COUNT_TASK, client=client, model="offline-flood-30", workspace=workspace,
-                     token_budget=40_000, runs_log=False)
+                     limits=s05.Limits(token_budget=40_000), runs_log=False)
     assert result.stop_reason == "token_budget"
     everything = sum(s05.prompt_size(usage) + usage.output_tokens for usage in client.usages)
     uncached = sum(usage.input_tokens + usage.output_tokens for usage in client.usages)

@@ -329,7 +329,7 @@ def assert_bounded(expression: str) -> None:
     if is_error:
         assert result["ok"] is False and result["error"] and result["message"] and result["hint"]
     else:
-        assert len(result["output"]) <= s06.MAX_DIGITS + 10, f"calculate({expression[:60]!r}) gave {len(result['output'])} characters"
+        assert len(result["output"]) <= course.arithmetic.MAX_DIGITS + 10, f"calculate({expression[:60]!r}) gave {len(result['output'])} characters"
 
 
 @pytest.mark.parametrize("expression", ADVERSARIAL, ids=[text[:40] for text in ADVERSARIAL])

@@ -83,7 +83,7 @@ def test_stats_count_the_runs_a_stage_logs(workspace):
         pytest.skip("s03 (the first stage with a runs log) is not present yet")
     s03 = load_stage("s03")
     s03.run("List the files in the workspace", model="offline", workspace=workspace)
-    s03.run("List the files in the workspace", model="offline-looping", workspace=workspace, max_turns=1)
+    s03.run("List the files in the workspace", model="offline-looping", workspace=workspace, limits=s03.Limits(max_turns=1))
     summary = summarise(runlog.read())
     assert summary["runs"] == 2
     assert summary["stop_reasons"] == {"end_turn": 0.5, "max_turns": 0.5}

@@ -512,8 +512,7 @@ def _run_and_trace(stage: str, task: str | None, options: dict) -> Run:
         raise PluginError("seed=N goes with faults=RATE")
     stage_options = stage_run_options(module, stage, options)
     if scenario:
-        stage_options = {name: value for name, value in scenario.options.items()
-                         if name in inspect.signature(module.run).parameters}
+        stage_options = course.limits.run_options(module.run, scenario.options)
 
     parameters = inspect.signature(module.run).parameters
     if "approver" in parameters:  # s06: a build never waits for a person, nor writes the learner's audit log
@@ -549,14 +548,15 @@ def _run_and_trace(stage: str, task: str | None, options: dict) -> Run:
 
 
 def stage_run_options(module, stage: str, options: dict) -> dict:
-    """Options that are keyword parameters of the stage's run(...), like s03's limits."""
-    parameters = inspect.signature(module.run).parameters
-    unknown = [name for name in options
-               if name not in parameters or name in ("client", "model", "workspace", "trace", "task")]
+    """Options that are keyword parameters of the stage's run(...), or one of its limits (s03's max_turns)."""
+    taken = support_module("course.limits", "a limit").run_options(module.run, options)
+    limits = taken.get("limits")
+    unknown = [name for name in options if (name not in taken and not hasattr(limits, name))
+               or name in ("client", "model", "workspace", "trace", "task")]
     if unknown:
         raise PluginError(f"unknown option {unknown[0]!r}: not one of {', '.join(RUN_OPTIONS)}, "
                           f"and not a parameter of {stage}'s run()")
-    return options
+    return taken
 
 
 def support_module(name: str, wanted_by: str):
@@ -689,9 +689,8 @@ def long_run_usages(stage: str, turns: int) -> list:
     """offline-long-N on a ledger of N-2 files: N turns, with the stage's own limits out of the way."""
     scenarios = support_module("course.scenarios", "<!-- growth -->")
     options = {"ledger": turns - 2, "model": f"offline-long-{turns}", "cap": turns + 10}
-    parameters = inspect.signature(stage_module(stage).run).parameters
-    limits = {"max_turns": 10 * turns, "token_budget": 10**12}
-    options.update({name: value for name, value in limits.items() if name in parameters})
+    if "limits" in inspect.signature(stage_module(stage).run).parameters:
+        options.update(max_turns=10 * turns, token_budget=10**12)
     run = traced_run(stage, scenarios.LEDGER_TASK, **options)
     if run.result is None or run.result["stop_reason"] != "end_turn" or len(run.usages) != turns:
         ended = run.result["stop_reason"] if run.result else "no result"
