@@ -6,9 +6,9 @@
 * ``TracePrinter`` and ``stage_main``: the command line every stage shares;
 * ``transcript``: the file a run's state is saved to every step, and finding it again to resume.
 * what a stage needs that its chapter does not teach, each behind one call: ``calculator`` (the
-  ``calculate`` tool's arithmetic), ``json_objects_in`` (JSON written inside text, for s04's calls written
-  as text), ``repeats_the_prompt`` (a reply that echoes its request), ``require_whole_numbers`` (s03's
-  limits checked);
+  ``calculate`` tool's arithmetic), ``calls_in_text`` (tool calls a model wrote as JSON in its text, for
+  s04), ``repeats_the_prompt`` (a reply that echoes its request), ``require_whole_numbers`` (s03's
+  limits checked), ``turns_as_text`` (old turns for s05's summariser);
 * ``isolated`` (imported by name): calling a function in a child process, where a crash in C code cannot
   end the run.
 """
@@ -23,7 +23,8 @@ from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, reso
 from .trace import TracePrinter, shorten
 from .arithmetic import evaluate as calculator
 from .echo import repeats_the_prompt
-from .json_text import objects_in as json_objects_in
+from .history import turns_as_text
+from .json_text import calls_in_text, objects_in as json_objects_in
 from .limits import require_whole_numbers
 from .wire import sendable
 from .workspace import SAMPLE, prepare_workspace, shown, snapshot
@@ -39,8 +40,8 @@ _ON_FIRST_USE = {
 
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
-    "argument_errors", "as_dict", "calculator", "capped", "json_objects_in", "repeats_the_prompt",
-    "require_whole_numbers", "describe_parameters", "explain_api_error",
+    "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "json_objects_in", "repeats_the_prompt",
+    "require_whole_numbers", "turns_as_text", "describe_parameters", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
     "stage_main", "summary",
 ]

@@ -23,3 +23,17 @@ def objects_in(text: str) -> Iterator[dict]:
         if isinstance(value, dict):
             yield sendable(value)
         position = text.find("{", end)
+
+
+def calls_in_text(text: str, schemas: dict) -> list[tuple[str, dict]]:
+    """The tool calls written as JSON objects in ``text``: {"name": TOOL, "arguments"|"input"|"parameters":
+    {...}} naming a tool of ``schemas`` ({name: input schema}) with arguments that validate against it."""
+    from .schema import argument_errors  # jsonschema: loaded only when a stage looks for calls
+
+    calls = []
+    for value in objects_in(text):
+        name = value.get("name")
+        arguments = value.get("arguments", value.get("input", value.get("parameters")))
+        if isinstance(name, str) and name in schemas and not argument_errors(schemas[name], arguments):
+            calls.append((name, arguments))
+    return calls

@@ -41,57 +41,30 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace and return its whole content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}},
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace and return its whole content.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 

@@ -1,12 +1,11 @@
 """Stage s02: LoopState.
 
-What this stage adds: the loop's state in one object (the history, the turn count, why the loop
-goes on, the tokens used), one turn as one function that advances that state and says whether
-to go on, and a result that says why the run ended. The state is saved after every step to a
-transcript (JSON Lines, under runs/transcripts/), so a run that stopped or was killed resumes.
-The failure it fixes: in s01 the state is scattered in local variables, and a finished run
-cannot tell why it stopped. When an API call fails for good, s01 loses everything to an
-exception; s02 ends the run with a reason, keeps the history, and can go on with it later.
+What this stage adds: the loop's state in one object (the history, the turn count, why the loop goes
+on, the tokens used); one turn as one function that advances it and says whether to go on; a result
+that says why the run ended. The state is saved after every step (runs/transcripts/, JSON Lines), so
+a run that stopped or was killed resumes.
+The failure it fixes: s01's state is scattered in locals, a finished run cannot tell why it stopped,
+and an API call that fails for good loses the whole run to an exception.
 
     state = LoopState(messages=[task])  or  resumed(transcript)
     while take_turn(state):          take_turn: ask ─► record ─► save ─► tool_use? ─► act ─► write back
@@ -42,57 +41,30 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace and return its whole content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}},
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace and return its whole content.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 
@@ -231,10 +203,14 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
     state.messages.append({"role": "user", "content": results})      # 5. write every result back
     trace("tool_results", state.messages[-1])
+    return carry_on(state, "tool_results_written", trace)
+
+
+def carry_on(state: LoopState, reason: Transition, trace) -> bool:
     # >>> exercise 1: Record why the loop goes on
-    state.transition_reason = "tool_results_written"
-    state.transitions.append(state.transition_reason)
-    trace("transition", state.transition_reason)
+    state.transition_reason = reason
+    state.transitions.append(reason)
+    trace("transition", reason)
     return True
     # <<< exercise 1
 
@@ -254,11 +230,8 @@ def add_usage(total: dict, usage) -> None:
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
         resume=None, transcript=None) -> RunResult:
-    """Take turns until one says stop, saving the state after each step; the result says why.
-
-    ``resume`` (a run id, a transcript's path, or "last") goes on with an earlier run instead of a
-    new task, in its workspace. ``transcript`` is where a new run is saved (default: a new file
-    under runs/transcripts/; False: nowhere)."""
+    """Take turns until one says stop, saving the state after each step; the result says why. ``resume``
+    (a run id, a transcript, or "last") goes on with an earlier run; ``transcript=False`` saves nowhere."""
     trace = trace or (lambda kind, payload: None)
     state, first = start(task, resume, transcript, trace)
     model = course.resolve_model(model or first.get("model"))

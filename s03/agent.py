@@ -1,11 +1,10 @@
 """Stage s03: stop conditions.
 
-What this stage adds: the loop stops on its own, for a named reason: the model's natural end, a
-turn limit, a token budget on the usage the API reports, and no progress (the same call again
-and again, or one failing call after another). A reply cut by max_tokens, and a refusal, end
-the run too, with the history left valid. Every run appends its metrics to the runs log.
-The failure it fixes: a model that repeats itself runs (and bills) forever; the small model of
-"An AI agent is a while loop inside" sent the same write_file on every turn until a guard stopped it.
+What this stage adds: the loop stops on its own, for a named reason: the model's end, a turn limit, a
+token budget on the usage the API reports, or no progress (the same call again and again, or failure
+after failure). A cut or refused reply ends the run too, history valid; each run's metrics are logged.
+The failure it fixes: a model that repeats itself runs (and bills) forever: the small model of "An AI
+agent is a while loop inside" sent the same write_file every turn until a guard stopped it.
 
     while take_turn(state):      take_turn:  turn limit? budget? ─► stop
         ...                                  ask ─► record ─► cut/refused? ─► stop
@@ -43,57 +42,30 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace and return its whole content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}},
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace and return its whole content.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 
@@ -236,8 +208,7 @@ class RunResult:
 # --8<-- [start:turn]
 def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
-    limit = limit_reached(state, limits)
-    if limit:
+    if limit := limit_reached(state, limits):
         return stop(state, limit[0], "", trace, limit[1])
     try:
         reply = ask(client, model, state.messages)                    # 1. ask
@@ -258,12 +229,20 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
     state.messages.append({"role": "user", "content": results})      # 5. write every result back
     trace("tool_results", state.messages[-1])
-    stuck = no_progress(state.messages, limits)
-    if stuck:
+    return checked_carry_on(state, limits, reply, "tool_results_written", trace)
+
+
+def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
+    """Go on, unless the history shows no progress."""
+    if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
-    state.transition_reason = "tool_results_written"
-    state.transitions.append(state.transition_reason)
-    trace("transition", state.transition_reason)
+    return carry_on(state, reason, trace)
+
+
+def carry_on(state: LoopState, reason: Transition, trace) -> bool:
+    state.transition_reason = reason
+    state.transitions.append(reason)
+    trace("transition", reason)
     return True
 
 
@@ -290,9 +269,9 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
 def no_progress(messages: list, limits: Limits) -> str | None:
     """The same call again and again, or failure after failure: read off the history itself."""
     # >>> exercise 2: Detect no progress
-    calls = [(block["name"], json.dumps(block["input"], sort_keys=True))
+    calls = [(name, json.dumps(arguments, sort_keys=True))
              for message in messages if message["role"] == "assistant"
-             for block in message["content"] if block["type"] == "tool_use"]
+             for name, arguments in calls_made(message)]
     repeated = calls[-limits.max_repeats:]
     if len(repeated) == limits.max_repeats and len(set(repeated)) == 1:
         name, arguments = repeated[0]
@@ -303,6 +282,11 @@ def no_progress(messages: list, limits: Limits) -> str | None:
         return f"no progress: the last {limits.max_consecutive_errors} tool calls failed"
     return None
     # <<< exercise 2
+
+
+def calls_made(message: dict) -> list[tuple[str, dict]]:
+    """The calls of one assistant message, as (name, arguments): its tool_use blocks."""
+    return [(block["name"], block["input"]) for block in message["content"] if block["type"] == "tool_use"]
 
 
 def answer_without_running(state: LoopState, calls: list, why: str) -> None:
@@ -402,8 +386,7 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     if runs_log is False:
         return
-    # "run": the transcript's id. A resumed run is logged again when it ends, its numbers covering the
-    # whole run; course stats counts only a run's last record.
+    # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
@@ -414,8 +397,7 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        limits: Limits = Limits(), runs_log=None,
-        resume=None, transcript=None) -> RunResult:
+        limits: Limits = Limits(), runs_log=None, resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
     trace = trace or (lambda kind, payload: None)

@@ -1,22 +1,20 @@
 """Stage s04: error feedback.
 
-What this stage adds: every tool result is structured and actionable. A success says so; an
-error has a type, a one-line message and a hint that names the next move, and sets is_error.
-An unknown tool gets the list of tools and the closest name; arguments are checked against the
-tool's schema before it runs; a missing path gets the nearest existing names; an output too long
-for the history is cut with a marker that says how to see the rest. Tool calls a model wrote as
-JSON text are recognised, run if they name a real tool with valid arguments, and the model is
-told to use the tool interface. A reply cut at max_tokens is recovered: its whole calls run, and
-one with none is asked for again with twice the room, up to a ceiling.
-The failure it fixes: "Error" makes a model repeat itself or invent a conclusion; "path
-'mian.py' not found; nearest: main.py" lets it fix itself on the next turn ("Building an agent loop yourself").
+What this stage adds: every tool result is structured and actionable: a success says so; an error
+has a kind, a one-line message and a hint naming the next move, and sets is_error. An unknown tool
+gets the list of tools and the closest name; arguments are checked against the schema first; a
+missing path gets the nearest names; a long output is cut with a marker saying how to read on.
+Calls a model wrote as JSON text are run if they are valid, and it is told to use tool_use blocks.
+A reply cut at max_tokens is recovered: its whole calls run; with none, it is asked again with twice
+the room, up to a ceiling.
+The failure it fixes: "Error" makes a model repeat itself or invent a conclusion; "path 'mian.py'
+not found; nearest: main.py" lets it fix itself on the next turn ("Building an agent loop yourself").
 
     act:  call ─► known tool? ─► arguments valid? ─► run ─► cut to fit ─► {"ok": true, "output": ...}
                       │ no             │ no           │ fails
                       └────────────────┴──────────────┴──► {"ok": false, "error", "message", "hint"}
-    a reply with no tool_use but JSON calls in its text ─► run them ─► tell the model ─► continue
-    a reply cut at max_tokens ─► whole calls? ─► run them ─► continue
-                                      │ none: ask again with 2× max_tokens (≤ 8192), else stop saying why
+    no tool_use, but JSON calls in the text ─► run them ─► tell the model ─► continue
+    cut at max_tokens ─► whole calls? ─► run them; none: ask again with 2× max_tokens (≤ 8192)
 
 Run it:  .venv/bin/python s04/agent.py "Summarise memo.md" --model offline-typo
 """
@@ -54,61 +52,32 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
-                       "saying which offset to pass to read on.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
-                "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"},
-            },
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
+                    "saying which offset to pass to read on.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
+         "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 
@@ -235,16 +204,10 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
-    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
-    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
-    calls = []
-    for value in course.json_objects_in(text):
-        name = value.get("name")
-        arguments = value.get("arguments", value.get("input", value.get("parameters")))
-        if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-            calls.append((name, arguments))
-    return calls
+    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while
+    loop inside"): alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call
+    to a tool that exists, with arguments that validate, counts: a JSON example must not run anything."""
+    return course.calls_in_text(text, SCHEMAS)
 
 
 def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
@@ -340,8 +303,7 @@ class RunResult:
 # --8<-- [start:turn]
 def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
-    limit = limit_reached(state, limits)
-    if limit:
+    if limit := limit_reached(state, limits):
         return stop(state, limit[0], "", trace, limit[1])
     try:
         reply = ask_for_whole_reply(state, client, model, trace)      # 1. ask (again, with room, if cut)
@@ -373,9 +335,8 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
-    stuck = no_progress(state.messages, limits)
-    if stuck:
+    """Go on, unless the history shows no progress."""
+    if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
 
@@ -391,6 +352,8 @@ CUT_OR_REFUSED = {
     "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
                    "whole tool call; ask for a shorter answer, or split the task"),
     "refusal": "the model declined to go on; rephrase the task or try another model",
+    "echo": ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
+             "chat template (a base model, or a server without the model's template, does this)"),
 }
 
 
@@ -517,10 +480,6 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 # response; a tool_use cut short must be asked for again with a larger max_tokens
 # (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
 # before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
-ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
-        "chat template (a base model, or a server without the model's template, does this)")
-
-
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
     """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
     ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
@@ -564,9 +523,8 @@ def repeats_the_prompt(text: str, messages: list) -> bool:
 
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
     """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
-        return ECHO
-    return CUT_OR_REFUSED[reply.stop_reason]
+    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
+    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
 # --8<-- [end:cut]
 
 
@@ -584,8 +542,7 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     if runs_log is False:
         return
-    # "run": the transcript's id. A resumed run is logged again when it ends, its numbers covering the
-    # whole run; course stats counts only a run's last record.
+    # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
@@ -596,8 +553,7 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        limits: Limits = Limits(), runs_log=None,
-        resume=None, transcript=None) -> RunResult:
+        limits: Limits = Limits(), runs_log=None, resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
     trace = trace or (lambda kind, payload: None)

@@ -1,19 +1,15 @@
 """Stage s05: pruning.
 
-What this stage adds: before each call, the history is pruned, in a way that keeps the prompt
-cache working. Each call marks cache breakpoints (after the tools and system prompt, at the end of
-the part already masked, and on the latest block), so the part of the prompt sent before is billed
-at a tenth of the price. Old tool results are masked (replaced by a short placeholder that says
-what was there and how to get it again) in batches: only once the prompt is past a trigger and at
-least a minimum can be freed, so that between two batches the prompt only grows at its end and the
-cache keeps hitting. If the prompt is still too big, the older turns are folded into a summary
-written by the model itself.
-Each pruning keeps the history valid (every tool_use keeps its tool_result, the first message
-stays the user's). The trace shows the tokens of every turn: cached, written to the cache, and not.
-The failure it fixes: every call resends the whole history, so the input billed over N turns
-grows with N squared, and a long run overflows the context window ("prompt is too long"); and
-pruning a little every turn changes the prompt a few turns before its end, so every turn's cache
-must be written again from there.
+What this stage adds: before each call, the history is pruned in a way that keeps the prompt cache
+working. Cache breakpoints (after the tools and system prompt, at the end of the part already masked,
+and on the latest block) let the part of the prompt sent before be billed at a tenth of the price.
+Old tool results are masked (a placeholder says what was there and how to get it again) in batches:
+only past a trigger, and only if enough can be freed, so that between batches the prompt grows only
+at its end and the cache keeps hitting. If the prompt is still too big, older turns are folded into a
+summary the model writes. Every pruning keeps the history valid; the trace shows each turn's tokens.
+The failure it fixes: every call resends the whole history, so the input billed over N turns grows
+with N squared and a long run overflows the context window; and pruning a little every turn changes
+the prompt near its end, so every turn's cache is written again.
 
     take_turn:  limits? ─► prune ─► ask ─► record ─► act ─► write back
                             │        └─ cache breakpoints: after tools + system, at the end of the
@@ -66,61 +62,32 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
-                       "saying which offset to pass to read on.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
-                "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"},
-            },
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
+                    "saying which offset to pass to read on.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
+         "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 
@@ -243,16 +210,10 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
-    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
-    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
-    calls = []
-    for value in course.json_objects_in(text):
-        name = value.get("name")
-        arguments = value.get("arguments", value.get("input", value.get("parameters")))
-        if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-            calls.append((name, arguments))
-    return calls
+    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while
+    loop inside"): alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call
+    to a tool that exists, with arguments that validate, counts: a JSON example must not run anything."""
+    return course.calls_in_text(text, SCHEMAS)
 
 
 def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
@@ -270,11 +231,9 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
 
 # --8<-- [start:ask]
 def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
-    """One model call: the whole history and the tool table go out, one reply comes back.
-
-    Cache breakpoints mark where a prefix that a later call sends again unchanged ends: the system
-    block (tools and system never change), and the ones ``with_breakpoints`` puts in the history.
-    """
+    """One model call: the whole history and the tool table go out, one reply comes back. Cache
+    breakpoints end the prefixes a later call sends again unchanged: the system block (tools and
+    system never change), and the ones ``with_breakpoints`` puts in the history."""
     system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
     return client.messages.create(model=model, max_tokens=max_tokens, system=system,
                                   tools=TOOLS, messages=with_breakpoints(messages))
@@ -387,8 +346,7 @@ class RunResult:
 # --8<-- [start:turn]
 def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
-    limit = limit_reached(state, limits)
-    if limit:
+    if limit := limit_reached(state, limits):
         return stop(state, limit[0], "", trace, limit[1])
     try:
         prune(state, client, model, trace)                            # keep the prompt small
@@ -423,9 +381,8 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
-    stuck = no_progress(state.messages, limits)
-    if stuck:
+    """Go on, unless the history shows no progress."""
+    if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
 
@@ -441,6 +398,8 @@ CUT_OR_REFUSED = {
     "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
                    "whole tool call; ask for a shorter answer, or split the task"),
     "refusal": "the model declined to go on; rephrase the task or try another model",
+    "echo": ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
+             "chat template (a base model, or a server without the model's template, does this)"),
 }
 
 
@@ -449,7 +408,7 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
     if state.turn_count >= limits.max_turns:
         return "max_turns", (f"turn limit: {state.turn_count} of {limits.max_turns} turns taken; "
                              "raise max_turns if the task needs more")
-    used = prompt_size_of(state.usage) + state.usage["output_tokens"]  # a token read from the cache is still used
+    used = prompt_size(state.usage) + state.usage["output_tokens"]  # a token read from the cache is still used
     if used >= limits.token_budget:
         return "token_budget", (f"token budget: {used} tokens used, the budget is {limits.token_budget}; "
                                 "raise token_budget if the task is worth more")
@@ -505,13 +464,10 @@ def add_usage(total: dict, usage) -> None:
 
 
 def prompt_size(usage) -> int:
-    """Every token of the prompt, read from the cache, written to it or neither: what must fit the window."""
-    return usage.input_tokens + (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-
-
-def prompt_size_of(total: dict) -> int:
-    """The same for a run's summed usage (``LoopState.usage``)."""
-    return total["input_tokens"] + total["cache_read_input_tokens"] + total["cache_creation_input_tokens"]
+    """Every token of a prompt, read from the cache, written to it or neither: what must fit the window.
+    ``usage``: a reply's, or a run's sum (``LoopState.usage``, a dict)."""
+    part = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+    return sum(part(name) or 0 for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 # --8<-- [end:turn]
 
 
@@ -579,10 +535,6 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 # response; a tool_use cut short must be asked for again with a larger max_tokens
 # (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
 # before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
-ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
-        "chat template (a base model, or a server without the model's template, does this)")
-
-
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
     """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
     ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
@@ -626,9 +578,8 @@ def repeats_the_prompt(text: str, messages: list) -> bool:
 
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
     """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
-        return ECHO
-    return CUT_OR_REFUSED[reply.stop_reason]
+    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
+    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
 # --8<-- [end:cut]
 
 
@@ -648,12 +599,9 @@ def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> N
 
 
 def mask_old_results(messages: list, keep: int, at_least: int = 0) -> int:
-    """Replace the content of all but the last ``keep`` tool results by a placeholder, all in one
-    batch, if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many.
-
-    The tool_result block itself stays, with its tool_use_id and is_error: only its content goes,
-    so every tool_use is still answered and the history stays valid.
-    """
+    """Replace the content of all but the last ``keep`` tool results by a placeholder, in one batch,
+    if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many. Each
+    tool_result block stays, with its tool_use_id: every tool_use is still answered."""
     # >>> exercise 1: Mask old tool results in a batch, keeping every pair intact
     calls = {block["id"]: block for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
@@ -691,7 +639,7 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
     task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
     request = ("Summarise the work so far for your own later use: what was done, what was found "
                "(keep every number and name), and what remains. Transcript:\n\n"
-               + earlier_summary.strip() + "\n" + transcript(messages[1:cut]))
+               + earlier_summary.strip() + "\n" + course.turns_as_text(messages[1:cut]))
     reply = client.messages.create(model=model, max_tokens=MAX_TOKENS,
                                    messages=[{"role": "user", "content": request}])
     add_usage(state.usage, reply.usage)  # summarising is billed too
@@ -707,19 +655,6 @@ def first_text(message: dict) -> str:
     content = message["content"]
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
-
-def transcript(messages: list) -> str:
-    """Old turns as plain text for the summariser: what the model said, called, and got back."""
-    lines = []
-    for message in messages:
-        for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
-            if block["type"] == "text":
-                lines.append(f"{message['role']}: {block['text']}")
-            elif block["type"] == "tool_use":
-                lines.append(f"called {block['name']} {json.dumps(block['input'], ensure_ascii=False)}")
-            elif block["type"] == "tool_result":
-                lines.append(f"result: {course.shorten(str(block['content']), 300)}")
-    return "\n".join(lines)
 # --8<-- [end:prune]
 
 
@@ -737,8 +672,7 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     if runs_log is False:
         return
-    # "run": the transcript's id. A resumed run is logged again when it ends, its numbers covering the
-    # whole run; course stats counts only a run's last record.
+    # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
@@ -749,8 +683,7 @@ def log_run(result: "RunResult", task: str, runs_log) -> None:
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        limits: Limits = Limits(), runs_log=None,
-        resume=None, transcript=None) -> RunResult:
+        limits: Limits = Limits(), runs_log=None, resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
     trace = trace or (lambda kind, payload: None)
