@@ -58,6 +58,7 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
         "added": {
             "Limits": "when to stop a run that does not stop itself",
             "CUT_OR_REFUSED": "what a max_tokens or refusal stop means, in words",
+            "why_it_ended": "the explanation of a cut or refused reply",
             "limit_reached": "the turn limit and the token budget, checked before each call",
             "no_progress": "the same call again and again, or failure after failure",
             "answer_without_running": "every tool_use still gets a tool_result when we will not run it",
@@ -77,8 +78,8 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "read_file": "actionable errors, and long files cut with the offset to read on from",
             "run_tool": "every failure becomes a structured error: kind, message, what to do next",
             "Transition": "a turn can go on because calls written as text were recovered",
-            "ask": "takes the max_tokens, so a cut reply can be asked for again with more room",
             "CUT_OR_REFUSED": "a reply still cut at the ceiling, and one that copies its prompt, in words",
+            "why_it_ended": "the explanation that fits a cut: an echo, or a reply too long",
             "take_turn": "a reply without tool_use is checked for calls written as text; a cut reply's whole calls are run, and only one with none stops the run",
             "calls_made": "counts calls written as text as well as tool_use blocks",
         },
@@ -99,12 +100,10 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "has_whole_call": "whether a cut reply holds a whole call, as tool_use or as text",
             "cut_call_result": "the answer to a call cut short: not run, make it again",
             "repeats_the_prompt": "most of a reply copied from the request",
-            "why_it_ended": "the explanation that fits a cut: an echo, or a reply too long",
         },
     },
     "s05": {
         "changed": {
-            "imports": "math, for the token estimate",
             "STAGE": "the stage's name",
             "LoopState": "remembers the largest prompt sent",
             "RunResult": "reports the largest prompt sent",
@@ -133,7 +132,6 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "estimate_prompt_tokens": "a cheap estimate of the prompt before the call",
             "summarise_old_turns": "old turns folded into a summary the model writes",
             "first_text": "the text of a message, for the summary",
-            "transcript": "old turns as plain text for the summariser",
         },
     },
     "s06": {

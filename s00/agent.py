@@ -103,7 +103,7 @@ TOOL_FUNCTIONS = {
 }
 
 
-def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
+def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     # >>> exercise 1: Dispatch a tool call by name
     function = TOOL_FUNCTIONS.get(name)
@@ -126,9 +126,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+    return client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 

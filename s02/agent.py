@@ -109,7 +109,7 @@ TOOL_FUNCTIONS = {
 }
 
 
-def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
+def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     function = TOOL_FUNCTIONS.get(name)
     if function is None:
@@ -128,9 +128,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+    return client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 

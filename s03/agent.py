@@ -1,16 +1,13 @@
 """Stage s03: stop conditions.
 
 What this stage adds: the loop stops on its own, for a named reason: the model's end, a turn limit, a
-token budget on the usage the API reports, or no progress (the same call again and again, or failure
-after failure). A cut or refused reply ends the run too, history valid; each run's metrics are logged.
-The failure it fixes: a model that repeats itself runs (and bills) forever: the small model of "An AI
-agent is a while loop inside" sent the same write_file every turn until a guard stopped it.
+token budget, or no progress (the same call again and again, or failure after failure); a cut or refused
+reply ends the run with the history valid; every run's metrics go to the runs log. The failure it fixes:
+a model that repeats itself runs (and bills) forever ("An AI agent is a while loop inside").
 
-    while take_turn(state):      take_turn:  turn limit? budget? ─► stop
-        ...                                  ask ─► record ─► cut/refused? ─► stop
-                                             tool_use? ─no─► stop (end_turn)
-                                             act ─► write back ─► no progress? ─► stop
-    return RunResult(state)      and one line in the runs log
+    take_turn:  turn limit? budget? ─► stop        ask ─► record ─► cut/refused? ─► stop
+                tool_use? ─no─► stop (end_turn)    act ─► write back ─► no progress? ─► stop
+    run: take turns until one says stop, then one line in the runs log
 
 Run it:  .venv/bin/python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
 """
@@ -110,7 +107,7 @@ TOOL_FUNCTIONS = {
 }
 
 
-def run_tool(workspace: Path, name: str, arguments: dict) -> tuple[str, bool]:
+def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     function = TOOL_FUNCTIONS.get(name)
     if function is None:
@@ -129,9 +126,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+    return client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 
@@ -221,9 +218,10 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     save(state)  # the calls are on disk before they run: a killed run will not run them twice
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
     if reply.stop_reason in ("max_tokens", "refusal"):
+        why = why_it_ended(reply, state.messages[:-1])
         # A cut tool_use has unfinished arguments: answer it without running it.
-        answer_without_running(state, calls, f"not run: the reply ended with {reply.stop_reason}")
-        return stop(state, reply.stop_reason, text_of(reply), trace, CUT_OR_REFUSED[reply.stop_reason])
+        answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
+        return stop(state, reply.stop_reason, text_of(reply), trace, why)
     if not calls:
         return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
     results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
@@ -250,6 +248,10 @@ CUT_OR_REFUSED = {
     "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
     "refusal": "the model declined to go on; rephrase the task or try another model",
 }
+
+
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    return CUT_OR_REFUSED[reply.stop_reason]
 
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
@@ -378,20 +380,18 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
-    calls = Counter(names[block["tool_use_id"]] for block in results)
-    errors = Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))
-    return dict(calls), dict(errors)
+    return (dict(Counter(names[block["tool_use_id"]] for block in results)),
+            dict(Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))))
 
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
-    if runs_log is False:
-        return
     # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
-    course.runlog.append(record, runs_log)
+    if runs_log is not False:
+        course.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 

@@ -1,18 +1,15 @@
 """Stage s04: error feedback.
 
-What this stage adds: every tool result is structured and actionable: a success says so; an error
-has a kind, a one-line message and a hint naming the next move, and sets is_error. An unknown tool
-gets the list of tools and the closest name; arguments are checked against the schema first; a
-missing path gets the nearest names; a long output is cut with a marker saying how to read on.
-Calls a model wrote as JSON text are run if they are valid, and it is told to use tool_use blocks.
-A reply cut at max_tokens is recovered: its whole calls run; with none, it is asked again with twice
-the room, up to a ceiling.
+What this stage adds: tool results a model can act on. An error has a kind, a message and a hint
+naming the next move (an unknown tool: the tools and the closest name; bad arguments: what the schema
+wants; a missing path: the nearest names); a long output is cut with a marker saying how to read on.
+Calls written as JSON text are run if valid, and the model told to use tool_use blocks. A reply cut at
+max_tokens is recovered: its whole calls run; with none, it is asked again with twice the room.
 The failure it fixes: "Error" makes a model repeat itself or invent a conclusion; "path 'mian.py'
 not found; nearest: main.py" lets it fix itself on the next turn ("Building an agent loop yourself").
 
     act:  call ─► known tool? ─► arguments valid? ─► run ─► cut to fit ─► {"ok": true, "output": ...}
-                      │ no             │ no           │ fails
-                      └────────────────┴──────────────┴──► {"ok": false, "error", "message", "hint"}
+                      └─ no ───────────┴─ no ─────────┴─ fails ─► {"ok": false, "error", "message", "hint"}
     no tool_use, but JSON calls in the text ─► run them ─► tell the model ─► continue
     cut at max_tokens ─► whole calls? ─► run them; none: ask again with 2× max_tokens (≤ 8192)
 
@@ -36,9 +33,8 @@ import course
 
 STAGE = "s04"
 MAX_TOKENS = 1024
-# A reply cut at max_tokens before any whole call is asked again with twice the room, up to this
-# (1024 -> 2048 -> 4096 -> 8192: three more calls at most, each billed). Every current Claude
-# model can write 8192 tokens; a reply still cut there is not a tool call worth waiting for.
+# A reply cut before any whole call is asked again with twice the room, up to this (three more calls at
+# most, each billed): every current Claude model can write 8192 tokens.
 MAX_TOKENS_CEILING = 8192
 MAX_RESULT_CHARS = 4000  # longer tool output is cut: it would ride along in every later request
 
@@ -153,7 +149,7 @@ SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
 
 
 def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
-    """Run one tool call. Returns (structured text for the model, is_error); a failure never escapes."""
+    """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     try:
         output = call_tool(workspace, name, arguments)
     except ToolError as error:
@@ -204,22 +200,18 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while
-    loop inside"): alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call
-    to a tool that exists, with arguments that validate, counts: a JSON example must not run anything."""
+    """Tool calls a model wrote as JSON in its text, as local models do ("An AI agent is a while loop
+    inside"). Only a call to a real tool, with valid arguments, counts: a JSON example must not run."""
     return course.calls_in_text(text, SCHEMAS)
 
 
 def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
     """Run calls found in text; report each result, then how to call tools properly."""
-    blocks = []
-    for name, arguments in calls:
-        output, _ = run_tool(workspace, name, arguments)
-        blocks.append({"type": "text", "text": f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} "
-                                               f"(written as text in your reply):\n{output}"})
-    blocks.append({"type": "text", "text": "You wrote tool calls as JSON text; I ran them this time. Call tools "
-                                           "through the tool interface (tool_use blocks), not in your text."})
-    return {"role": "user", "content": blocks}
+    results = [f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} (written as text in your reply):\n"
+               + run_tool(workspace, name, arguments)[0] for name, arguments in calls]
+    results.append("You wrote tool calls as JSON text; I ran them this time. Call tools through the tool "
+                   "interface (tool_use blocks), not in your text.")
+    return {"role": "user", "content": [{"type": "text", "text": text} for text in results]}
 # --8<-- [end:dispatcher]
 
 
@@ -357,6 +349,12 @@ CUT_OR_REFUSED = {
 }
 
 
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
+    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
+    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
+
+
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
     """The turn limit and the token budget, checked before each call: the next call is the cost."""
     if state.turn_count >= limits.max_turns:
@@ -476,10 +474,8 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 
 
 # --8<-- [start:cut]
-# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
-# response; a tool_use cut short must be asked for again with a larger max_tokens
-# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
-# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
+# A tool_use cut short must be asked for again with a larger max_tokens (Anthropic's docs on stop reasons,
+# https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons); whole calls before the cut are used.
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
     """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
     ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
@@ -520,11 +516,6 @@ def repeats_the_prompt(text: str, messages: list) -> bool:
     """Most of a reply copied from the request: what a small local base model does until max_tokens."""
     return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
 
-
-def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
-    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
-    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
 # --8<-- [end:cut]
 
 
@@ -534,20 +525,18 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
-    calls = Counter(names[block["tool_use_id"]] for block in results)
-    errors = Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))
-    return dict(calls), dict(errors)
+    return (dict(Counter(names[block["tool_use_id"]] for block in results)),
+            dict(Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))))
 
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
-    if runs_log is False:
-        return
     # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
-    course.runlog.append(record, runs_log)
+    if runs_log is not False:
+        course.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 

@@ -1,22 +1,18 @@
 """Stage s05: pruning.
 
 What this stage adds: before each call, the history is pruned in a way that keeps the prompt cache
-working. Cache breakpoints (after the tools and system prompt, at the end of the part already masked,
-and on the latest block) let the part of the prompt sent before be billed at a tenth of the price.
-Old tool results are masked (a placeholder says what was there and how to get it again) in batches:
-only past a trigger, and only if enough can be freed, so that between batches the prompt grows only
-at its end and the cache keeps hitting. If the prompt is still too big, older turns are folded into a
-summary the model writes. Every pruning keeps the history valid; the trace shows each turn's tokens.
+working. Cache breakpoints (after the tools and system prompt, at the end of the masked part, on the
+latest block) bill the part sent before at a tenth of the price. Old tool results are masked (a
+placeholder says what was there and how to get it again) in batches, only past a trigger and only if
+enough is freed, so between batches the prompt grows only at its end and the cache keeps hitting. If
+it is still too big, older turns are folded into a summary the model writes. The history stays valid.
 The failure it fixes: every call resends the whole history, so the input billed over N turns grows
-with N squared and a long run overflows the context window; and pruning a little every turn changes
-the prompt near its end, so every turn's cache is written again.
+with N squared and a long run overflows the context window; pruning a little every turn changes the
+prompt near its end, so every turn's cache is written again.
 
-    take_turn:  limits? ─► prune ─► ask ─► record ─► act ─► write back
-                            │        └─ cache breakpoints: after tools + system, at the end of the
-                            │           masked part, on the latest block
-                            ├─ prompt over CLEAR_TRIGGER and at least CLEAR_AT_LEAST to free?
-                            │      mask every tool result but the last KEEP_RESULTS, in one batch
-                            └─ prompt over SUMMARY_THRESHOLD? summarise all but the last KEEP_TURNS turns
+    take_turn:  limits? ─► prune ─► ask (breakpoints: tools + system, end of the masked part, latest block)
+    prune:  prompt past the trigger, and enough to free? mask all tool results but the latest, in one batch
+            prompt still past the summary threshold? fold all but the latest turns into a summary
 
 Run it:  .venv/bin/python -m course run s05 --scenario flood
 """
@@ -25,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import sys
 import time
 from collections import Counter
@@ -163,7 +158,7 @@ SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
 
 
 def run_tool(workspace: Path, name: str, arguments) -> tuple[str, bool]:
-    """Run one tool call. Returns (structured text for the model, is_error); a failure never escapes."""
+    """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     try:
         output = call_tool(workspace, name, arguments)
     except ToolError as error:
@@ -210,40 +205,35 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while
-    loop inside"): alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call
-    to a tool that exists, with arguments that validate, counts: a JSON example must not run anything."""
+    """Tool calls a model wrote as JSON in its text, as local models do ("An AI agent is a while loop
+    inside"). Only a call to a real tool, with valid arguments, counts: a JSON example must not run."""
     return course.calls_in_text(text, SCHEMAS)
 
 
 def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
     """Run calls found in text; report each result, then how to call tools properly."""
-    blocks = []
-    for name, arguments in calls:
-        output, _ = run_tool(workspace, name, arguments)
-        blocks.append({"type": "text", "text": f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} "
-                                               f"(written as text in your reply):\n{output}"})
-    blocks.append({"type": "text", "text": "You wrote tool calls as JSON text; I ran them this time. Call tools "
-                                           "through the tool interface (tool_use blocks), not in your text."})
-    return {"role": "user", "content": blocks}
+    results = [f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} (written as text in your reply):\n"
+               + run_tool(workspace, name, arguments)[0] for name, arguments in calls]
+    results.append("You wrote tool calls as JSON text; I ran them this time. Call tools through the tool "
+                   "interface (tool_use blocks), not in your text.")
+    return {"role": "user", "content": [{"type": "text", "text": text} for text in results]}
 # --8<-- [end:dispatcher]
 
 
 # --8<-- [start:ask]
 def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
-    """One model call: the whole history and the tool table go out, one reply comes back. Cache
-    breakpoints end the prefixes a later call sends again unchanged: the system block (tools and
-    system never change), and the ones ``with_breakpoints`` puts in the history."""
+    """One model call. Cache breakpoints end the prefixes a later call sends again unchanged: the
+    system block (tools and system never change), and those ``with_breakpoints`` puts in the history."""
     system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
     return client.messages.create(model=model, max_tokens=max_tokens, system=system,
                                   tools=TOOLS, messages=with_breakpoints(messages))
 
 
 def with_breakpoints(messages: list) -> list:
-    """The history as sent: a breakpoint on the latest block (the next call starts with all of it),
-    and one just before the first tool result still whole (the end of the part already masked: the
-    next batch masks only after it, so after a batch the cache is still read up to there).
-    A copy: the history itself keeps no mark, or marks would pile up past the API's limit of four."""
+    """The history as sent: a breakpoint on the latest block (the next call starts with all of it), and
+    one before the first tool result still whole (the end of the masked part: the next batch masks only
+    after it, so the cache is still read up to there). A copy: marks in the history would pile up past
+    the API's limit of four."""
     sent = list(messages)
     first_whole = next((index for index, message in enumerate(sent) if message["role"] == "user"
                         and any(is_whole_result(block) for block in blocks_of(message))), None)
@@ -255,10 +245,8 @@ def with_breakpoints(messages: list) -> list:
 
 def marked(message: dict) -> dict:
     """A copy of the message whose last block carries a cache breakpoint."""
-    blocks = blocks_of(message)
-    if not blocks:  # an empty message has no block to mark
-        return message
-    return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)])
+    blocks = blocks_of(message)  # an empty message has no block to mark
+    return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)]) if blocks else message
 
 
 def blocks_of(message: dict) -> list:
@@ -403,6 +391,12 @@ CUT_OR_REFUSED = {
 }
 
 
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
+    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
+    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
+
+
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
     """The turn limit and the token budget, checked before each call: the next call is the cost."""
     if state.turn_count >= limits.max_turns:
@@ -531,10 +525,8 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 
 
 # --8<-- [start:cut]
-# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
-# response; a tool_use cut short must be asked for again with a larger max_tokens
-# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
-# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
+# A tool_use cut short must be asked for again with a larger max_tokens (Anthropic's docs on stop reasons,
+# https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons); whole calls before the cut are used.
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
     """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
     ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
@@ -575,11 +567,6 @@ def repeats_the_prompt(text: str, messages: list) -> bool:
     """Most of a reply copied from the request: what a small local base model does until max_tokens."""
     return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
 
-
-def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
-    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
-    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
 # --8<-- [end:cut]
 
 
@@ -588,8 +575,7 @@ def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> N
     """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
     still too big, summarise old turns. Each changes the prompt early on: the cache is written again."""
     estimate = estimate_prompt_tokens(state.messages)
-    masked = mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST) if estimate > CLEAR_TRIGGER else 0
-    if masked:
+    if estimate > CLEAR_TRIGGER and (masked := mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST)):
         trace("note", f"masked {masked} old tool result(s) in one batch; the cache is written again from the first of them")
         estimate = estimate_prompt_tokens(state.messages)
     if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
@@ -625,7 +611,7 @@ def estimate_prompt_tokens(messages: list) -> int:
 
 
 def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text.encode("utf-8")) / 4)
+    return (len(text.encode("utf-8")) + 3) // 4  # rounded up
 
 
 def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: str) -> bool:
@@ -652,8 +638,7 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
 
 
 def first_text(message: dict) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return "".join(block.get("text", "") for block in blocks_of(message) if block.get("type") == "text")
 
 # --8<-- [end:prune]
 
@@ -664,20 +649,18 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
-    calls = Counter(names[block["tool_use_id"]] for block in results)
-    errors = Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))
-    return dict(calls), dict(errors)
+    return (dict(Counter(names[block["tool_use_id"]] for block in results)),
+            dict(Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))))
 
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
-    if runs_log is False:
-        return
     # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
-    course.runlog.append(record, runs_log)
+    if runs_log is not False:
+        course.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 
