@@ -10,7 +10,7 @@ way, so that every run can finish and the bill is the only thing that differs. F
 * ``s04+cache``: s04 unchanged, with one cache breakpoint added on the latest block of each request
   on its way out (what a harness that caches but never prunes pays);
 * ``s05-every-turn``: s05 with its batch constants set to 0 (``CLEAR_TRIGGER``, ``CLEAR_AT_LEAST``),
-  so it masks a little on every turn, as s05 did before it knew about the cache; cached;
+  so it masks a little on every turn, as a loop that prunes without regard for the cache would; cached;
 * ``s05``: the cache-aware s05 as it is: two breakpoints, masking in batches; cached.
 
 Every model call's ``usage`` is recorded through ``course.capped(...).usages``, s05's summary
@@ -18,7 +18,7 @@ calls included, and priced with ``course/prices.py`` (the offline ids cost what 
 Claude model costs). Per run: completed (the model ended the run and its answer states the true
 number of ERROR lines) or not, input tokens (every token of every prompt, whether read from the
 cache, written to it or neither: what the run would bill without caching), cache writes, cache
-reads, dollars, and the peak prompt. The course's targets at 100 turns (issue 12): the cache-aware
+reads, dollars, and the peak prompt. The course's targets at 100 turns: the cache-aware
 s05 costs at most 45% of ``s04+cache`` and completes; its input tokens are at most 16% of s04's
 (Anthropic reports an 84% cut for clearing old tool results on a 100-turn evaluation); its peak
 prompt stays under 20,000 tokens.
@@ -57,8 +57,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 DEFAULT_TURNS = 100
 TURNS_AROUND_THE_READS = 2           # listing the folder first, answering last
 DEFAULT_PLOT = Path("runs") / "bench-tokens.svg"  # beside the runs log, never inside the published docs
-TARGET_DOLLARS = 0.45                # cache-aware s05 / s04 with caching, in dollars, at 100 turns (issue 12)
-TARGET_TOKENS = 0.16                 # s05 / s04 input tokens, without caching (issue 5)
+TARGET_DOLLARS = 0.45                # cache-aware s05 / s04 with caching, in dollars, at 100 turns
+TARGET_TOKENS = 0.16                 # s05 / s04 input tokens, without caching
 TARGET_PEAK = 20_000                 # s05's largest prompt, in tokens
 # Out of the way: a log read costs about 950 tokens and stays in an unpruned history, so 100 turns
 # need about 100,000 tokens of window; the stages' own limits (40 turns, 300,000 tokens) would

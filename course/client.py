@@ -65,11 +65,11 @@ class CheckedReplies(httpx2.HTTPTransport):
     """HTTP as the SDK does it, with a local server's reply to a Messages request read and checked
     before the SDK reads it, whatever its content type says. The SDK builds a reply without checking
     it, raises its JSON reader's own ValueError or RecursionError, or hands over a string for a body
-    that is not JSON: each crashed a stage deep inside, where it expects an API error (red team, rounds
-    3 to 6). So a reply that is not JSON, that Python's reader refuses (an integer of over 4,300
-    digits), or that course.replies finds no stage could take (its shape, its nesting, a tool_use id
-    used twice) becomes a 502 that says why: the SDK retries it, then a stage ends the run as api_error
-    in one line. What passes is cleaned (course.replies.cleaned, course.sendable) before the SDK sees
+    that is not JSON: each would crash a stage deep inside, where it expects an API error. So a
+    reply that is not JSON, that Python's reader refuses (an integer of over 4,300 digits), or that
+    course.replies finds no stage could take (its shape, its nesting, a tool_use id used twice)
+    becomes a 502 that says why: the SDK retries it, then a stage ends the run as api_error in one
+    line. What passes is cleaned (course.replies.cleaned, course.sendable) before the SDK sees
     it, and one still arriving after reply_deadline_s is refused. Redirects are not followed (see
     make_client): a redirected request's reply was never checked.
     The real API sends none of these, so its client is the SDK's own."""
@@ -95,8 +95,8 @@ class CheckedReplies(httpx2.HTTPTransport):
         response.close()
         return httpx2.Response(response.status_code, request=request, json=cleaned(reply))
 
-    # The SDK's timeout bounds each read, not the whole reply: a server sending a byte a second kept a
-    # run waiting for ever (red team, round 7). Ten minutes is the SDK's own default timeout.
+    # The SDK's timeout bounds each read, not the whole reply: a server sending a byte a second would
+    # keep a run waiting for ever. Ten minutes is the SDK's own default timeout.
     reply_deadline_s = 600.0
 
     def read_in_time(self, response: httpx2.Response) -> bytes | None:

@@ -6,7 +6,7 @@ never from an answer written down in advance, so a scenario keeps meaning the sa
 the sample workspace changes.
 
 Adding one: append a ``Scenario`` to ``SCENARIOS`` and its expected row to ``tests/test_ladder.py``.
-Every stage issue adds the scenarios of the failure it fixes.
+Each stage comes with the scenarios of the failure it fixes.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 # Python's JSON writer and reader, and this module, go one call deeper per level, and Python stops
-# near 1,000 calls: a tool input nested 600 deep crashed the run where the reply was recorded (found
-# by the red team). No real tool input comes near this depth.
+# near 1,000 calls: a tool input nested 600 deep would crash the run where the reply is recorded.
+# No real tool input comes near this depth.
 MAX_DEPTH = 100
 
 
@@ -16,7 +16,7 @@ def sendable(value, depth: int = 0):
     '?', and whatever is nested deeper than MAX_DEPTH by a string that says so (a tool call holding it
     is then refused as invalid, like any other). The real API never sends these; a broken server may
     (Python's JSON reader accepts NaN), and then the history could be neither sent back nor saved:
-    the next request failed with ValueError (found by the red team)."""
+    the next request would fail with ValueError."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, str):

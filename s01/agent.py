@@ -128,9 +128,9 @@ def tool_result(workspace: Path, call) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int | None = None) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
+    return client.messages.create(model=model, max_tokens=max_tokens or MAX_TOKENS, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 

@@ -216,9 +216,9 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int | None = None) -> anthropic.types.Message:
     """One model call: the whole history and the tool table go out, one reply comes back."""
-    return client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
+    return client.messages.create(model=model, max_tokens=max_tokens or MAX_TOKENS, system=SYSTEM_PROMPT,
                                   tools=TOOLS, messages=messages)
 
 

@@ -221,11 +221,11 @@ def text_calls_message(workspace: Path, calls: list[tuple[str, dict]]) -> dict:
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int | None = None) -> anthropic.types.Message:
     """One model call. Cache breakpoints end the prefixes a later call sends again unchanged: the
     system block (tools and system never change), and those ``with_breakpoints`` puts in the history."""
     system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
-    return client.messages.create(model=model, max_tokens=max_tokens, system=system,
+    return client.messages.create(model=model, max_tokens=max_tokens or MAX_TOKENS, system=system,
                                   tools=TOOLS, messages=with_breakpoints(messages))
 
 

@@ -1,7 +1,7 @@
 """Files the course reads back, damaged: transcripts (resume) and the folder they live in.
 
 A transcript edited by hand, or by something else, must be refused in one line, never crash a
-stage's resume or lose what was saved (red team, rounds 7 and 8). Each stage resumes through
+stage's resume or lose what was saved. Each stage resumes through
 course.transcript, so s02 (the first to resume) and s06 (the last) stand for all.
 """
 
@@ -18,8 +18,8 @@ from helpers import load_stage
 LIST = "List the files in the workspace"
 
 
-# Red team, round 7: a line of JSON in another shape (the file edited by hand, or by something else)
-# crashed every stage's resume; so did resuming another stage's run, whose state lacks what this one keeps.
+# A line of JSON in another shape (the file edited by hand, or by something else) would crash every
+# stage's resume; so would resuming another stage's run, whose state lacks what this one keeps.
 DAMAGED = {
     "an empty object": lambda line: {},
     "messages that are text": lambda line: {**line, "messages": "abc"},
@@ -33,7 +33,6 @@ DAMAGED = {
         {"type": "tool_use", "name": "list_files", "input": {}}]}]},
     "a workspace that is a number": lambda line: {**line, "workspace": 5},
     "a model that is a number": lambda line: {**line, "model": 5},
-    # round 8
     "an assistant message that is text": lambda line: {**line, "messages": [{"role": "user", "content": "x"},
                                                                            {"role": "assistant", "content": "hi"}]},
     "a call named by a list": lambda line: {**line, "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [
@@ -87,7 +86,7 @@ def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(wo
     path = course.transcript.find(stopped.transcript)
     path.write_text(path.read_text(encoding="utf-8").replace(json.dumps(LIST), json.dumps(LIST + "\ud800"), 1),
                     encoding="utf-8")
-    assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # it could not be saved again before
+    assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # a lone surrogate kept as is could not be saved again
 
 
 def test_resume_last_takes_only_a_regular_file(workspace):

@@ -27,7 +27,7 @@ def test_each_stage_on_the_default_model_lists_the_files(stage, workspace):
 
 
 @pytest.mark.live
-def test_s03_computes_the_total_of_seed_004(workspace):
+def test_s03_computes_the_total_price_of_sample_txt(workspace):
     result = load_stage("s03").run("Read sample.txt and compute the total price", workspace=workspace, runs_log=False)
     assert result.stop_reason == "end_turn"
     assert "20000" in result.answer.replace(",", "")

@@ -1,9 +1,9 @@
-"""A malformed reply or an odd file name never crashes a run, in any stage (red-team finding 6 on s06).
+"""A malformed reply or an odd file name never crashes a run, in any stage.
 
-A tool_use whose name is a list or a dict used to raise TypeError (unhashable) where names are counted
+A tool_use whose name is a list or a dict would raise TypeError (unhashable) where names are counted
 (tool_metrics, no_progress: s03 on); a file name that is not UTF-8 (kept by Python as surrogate
-escapes), returned by list_files, search_files or a not-found hint, used to raise UnicodeEncodeError
-when the history was encoded (the SDK, prune's estimate). Each stage must go on, say what went wrong
+escapes), returned by list_files, search_files or a not-found hint, would raise UnicodeEncodeError
+when the history is encoded (the SDK, prune's estimate). Each stage must go on, say what went wrong
 in one result, and keep a history that encodes.
 """
 
@@ -64,7 +64,7 @@ def test_a_file_name_that_is_not_utf8_is_shown_and_the_history_still_encodes(sta
              [{"type": "tool_use", "id": "toolu_3", "name": "read_file", "input": {"path": "bad-name"}}]]
     _, requests = run_stage(stage, workspace, *calls[:1 if stage_name == "s00" else 3])
     last = requests[-1] if isinstance(requests[-1], str) else json.dumps(requests[-1])
-    last.encode("utf-8")  # what the SDK does; it raised UnicodeEncodeError before
+    last.encode("utf-8")  # what the SDK does; an unescaped name would raise UnicodeEncodeError
     assert re.search(r"bad\\+xffname", last)  # the name, its odd byte shown as \xff (JSON-escaped once or twice)
 
 
@@ -75,9 +75,9 @@ def test_shown_keeps_utf8_names_and_escapes_only_the_odd_bytes():
 
 # A local server (ANTHROPIC_BASE_URL) whose JSON holds what JSON cannot carry on the way back (NaN, a
 # lone surrogate), or what Python's JSON reader refuses (a list nested 950 deep, an integer of 5,000
-# digits). The first two reach the stage and used to make the next request or the transcript fail
-# (red team, round 2); the last two made the SDK raise ValueError or RecursionError, no API error, and
-# the run crashed (red team, round 3). Real HTTP on loopback, through course.make_client, as a
+# digits). The first two reach the stage and would make the next request or the transcript fail; the
+# last two make the SDK raise ValueError or RecursionError, no API error, and would crash the run.
+# Real HTTP on loopback, through course.make_client, as a
 # learner's llama.cpp is reached; the bytes are raw because the offline model's encoder refuses them.
 def raw_reply(content: bytes, stop_reason: bytes = b"tool_use") -> bytes:
     return (b'{"id":"m1","type":"message","role":"assistant","model":"x","content":[' + content +
@@ -94,7 +94,7 @@ UNREADABLE = {"a list nested 950 deep": read_call(b'{"path":"memo.md","offset":'
               "an integer of 5,000 digits": read_call(b'{"path":"memo.md","offset":' + b"9" * 5000 + b"}"),
               "no JSON at all": b"<html>502 Bad Gateway</html>"}
 USAGE = b'"usage":{"input_tokens":1,"output_tokens":1}'
-# Replies whose JSON reads but is no Messages API reply a stage can take (red team, round 4): each crashed
+# Replies whose JSON reads but is no Messages API reply a stage can take: each would crash
 # s06 deep inside (AttributeError, TypeError, KeyError), where it expects an API error. And three bodies
 # that are not labelled JSON, which the SDK hands over as a string.
 NOT_A_REPLY = {
@@ -113,7 +113,6 @@ NOT_A_REPLY = {
     "an HTML page labelled text/plain": (b"<html>oops</html>", "text/plain"),
     "deep JSON labelled text/html": (UNREADABLE["a list nested 950 deep"], "text/html"),
     "a huge integer with no label": (UNREADABLE["an integer of 5,000 digits"], None),
-    # red team, round 5
     "400-digit token counts": (b'{"content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1' + b"0" * 400
                                + b',"output_tokens":1}}', "application/json"),
     "a block of an unknown type": (b'{"content":[{"type":"foo"}],' + USAGE + b"}", "application/json"),
@@ -180,7 +179,7 @@ def test_a_call_written_as_text_with_an_escaped_lone_surrogate_is_answered_in_js
     client, requests = scripted_client([{"type": "text", "text": written}], [{"type": "text", "text": "Done."}])
     result = load_stage(stage_name).run("Add", client=client, model="scripted", workspace=workspace,
                                         **({"approver": None, "audit_log": False} if stage_name == "s06" else {}))
-    assert result.stop_reason == "end_turn" and len(requests) == 2  # it crashed the next request before
+    assert result.stop_reason == "end_turn" and len(requests) == 2  # the unescaped surrogate would crash the next request
     json.dumps(result.messages, ensure_ascii=False).encode("utf-8")
 
 
@@ -202,8 +201,8 @@ def test_a_server_that_reuses_a_tool_use_id_on_a_later_turn_ends_the_run_with_a_
 
 
 # A scripted model (course.make_client(behaviour=...)) may send what a broken local server would, and
-# meets the same check: each of these crashed s02-s06, or left a history no request could send again,
-# so that every resume failed too (red team, round 5).
+# meets the same check: each of these would crash s02-s06, or leave a history no request could send
+# again, so that every resume would fail too.
 SCRIPTED_NOT_A_REPLY = {
     "text that is null": [{"type": "text", "text": None}],
     "text that is missing": [{"type": "text"}],
@@ -234,8 +233,8 @@ def test_a_scripted_reply_no_stage_can_take_ends_the_run_in_one_line_and_a_resum
     assert resumed.stop_reason == "end_turn"
 
 
-# Red team, round 6: error bodies as some local servers write them, a label that hid a reply from the
-# check, a redirect that did, and blocks or fields a request may not carry back.
+# Error bodies as some local servers write them, a label that would hide a reply from the check, a
+# redirect that would too, and blocks or fields a request may not carry back.
 ERRORS = {
     "an error that is a bare string": (400, b'{"error":"model \\"x\\" not found"}', 'model "x" not found'),
     "an error that is a list": (400, b'{"error":["x"]}', "Error code: 400"),
@@ -290,7 +289,7 @@ def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_
 @pytest.mark.parametrize("name", [["x"], {"a": 1}, 5])
 @pytest.mark.parametrize("stage_name", ["s04", "s05", "s06"])
 def test_a_call_written_as_text_whose_name_is_not_text_is_no_call(stage_name, name, workspace):
-    written = json.dumps({"name": name, "arguments": {}})  # a TypeError (unhashable) crashed the run (round 7)
+    written = json.dumps({"name": name, "arguments": {}})  # a TypeError (unhashable) would crash the run
     client, requests = scripted_client([{"type": "text", "text": written}])
     result = load_stage(stage_name).run("Add", client=client, model="scripted", workspace=workspace,
                                         **({"approver": None, "audit_log": False} if stage_name == "s06" else {}))
@@ -309,7 +308,7 @@ def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tm
 def test_a_reply_still_arriving_at_the_deadline_ends_the_run_in_one_line(workspace, monkeypatch):
     from course.client import CheckedReplies
 
-    monkeypatch.setattr(CheckedReplies, "reply_deadline_s", 0.5)  # the SDK only bounds each read (round 7)
+    monkeypatch.setattr(CheckedReplies, "reply_deadline_s", 0.5)  # the SDK only bounds each read
     with serving_slowly(DONE_REPLY, seconds_per_byte=0.05) as url:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         started = time.monotonic()

@@ -287,7 +287,7 @@ def test_s03_stops_on_no_progress_where_its_bare_errors_teach_nothing(s03, works
 
 def test_s03_takes_the_first_text_call_for_a_final_answer(s03, workspace):
     result, completed = play(s03, "text-calls", workspace)
-    assert result.stop_reason == "end_turn" and result.turns == 1  # "finished in 1 turns" (seed 001)
+    assert result.stop_reason == "end_turn" and result.turns == 1  # "finished in 1 turns" ("An AI agent is a while loop inside")
     assert '"list_files"' in result.answer
     assert not (workspace / "report.txt").exists() and not completed
 

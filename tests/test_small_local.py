@@ -125,8 +125,8 @@ def test_a_complete_tool_use_in_a_cut_reply_is_run_by_s02_and_refused_by_s03():
 @pytest.mark.parametrize("model", ["offline-echo", "offline-ramble", "offline-ramble-text", "offline-stubborn",
                                    "offline-borrowing"])
 def test_every_stage_from_s03_ends_a_run_on_these_models_with_a_named_reason_and_a_valid_history(model):
-    """The issue's measurement on the real model: no stage crashed, every run from s03 on ended with
-    a named reason and a valid history."""
+    """What was measured on the real model (Gemma 3 270M): no stage crashed, every run from s03 on
+    ended with a named reason and a valid history."""
     for stage in ("s03", "s04", "s05", "s06"):
         options = {"approver": None, "audit_log": False} if stage == "s06" else {}
         result = course.as_dict(ladder.load_stage(stage).run(
@@ -138,8 +138,8 @@ def test_every_stage_from_s03_ends_a_run_on_these_models_with_a_named_reason_and
 
 def test_the_rambling_text_model_finishes_the_task_for_a_harness_that_runs_a_complete_call(workspace):
     """The `rambling` row can be completed: s04, shown each cut reply as if it had ended normally,
-    runs the complete call written before the cut and goes on to write the report (the s04 change
-    of issue 14 does this for real; the lead re-pins the row once it is merged)."""
+    runs the complete call written before the cut and goes on to write the report (s04's own
+    handling of a cut reply does the same for real: the ladder's `rambling` row)."""
     client = course.make_client("offline-ramble-text")
     create = client.messages.create
 

@@ -82,7 +82,7 @@ def test_report_holds_the_count_and_every_name(workspace, language):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_total_of_sample_txt_is_20000(workspace, language):
-    # Seed 004's order: unit price 1250 yen, quantity 16.
+    # The order of "Building an AI agent without a framework": unit price 1250 yen, quantity 16.
     result = run(TASKS["total"][language], workspace)
     assert result["stop_reason"] == "end_turn"
     assert "20000" in result["answer"].replace(",", "")

@@ -11,7 +11,8 @@ between a run that recovers and one that does not is the misbehaviour and nothin
 The first three recover only from an *actionable* error, and they decide that from the error's
 words alone, never from which stage wrote it: a model reads text, not our code. What counts as
 actionable is written next to each behaviour. After a bare error (s03's ``Error: ...``) each of
-them sends the very same call again, which is what seed 000 says a bare "Error" gets you.
+them sends the very same call again, which is what "Building an agent loop yourself" says a
+bare "Error" gets you.
 
 The model's state is read off the request every time (these are pure functions, like every
 behaviour): a call is "one of its wrong calls" by its shape, and the model has "learned" once the
@@ -108,11 +109,11 @@ def file_to_misspell(task: str) -> str | None:
 
 
 def typo(c: Conversation) -> Reply:
-    """Asks for the file the task names misspelled, and fixes the name only when an error offers one (seed 000).
+    """Asks for the file the task names misspelled, and fixes the name only when an error offers one.
 
-    Seed 000: a model asks for 'src/mian.py'. Told only "Error", it repeats the call or gives up
-    with an invented conclusion; told "path 'src/mian.py' not found; nearest: src/main.py", it
-    fixes the spelling on the next turn.
+    "Building an agent loop yourself": a model asks for 'src/mian.py'. Told only "Error", it
+    repeats the call or gives up with an invented conclusion; told "path 'src/mian.py' not found;
+    nearest: src/main.py", it fixes the spelling on the next turn.
 
     Here: the first file the task names is asked for misspelled (``misspell``), in the sentence
     before the call too. Tasks that name no file (list, report, find) are done as the tutor does.
@@ -165,10 +166,10 @@ def tools_named_in(text: str, tools: list[str], besides: str) -> list[str]:
 
 
 def unknown_tool(c: Conversation) -> Reply:
-    """Reads files with read_text_file, a tool the harness lacks, until an error names the real tools (seed 004).
+    """Reads files with read_text_file, a tool the harness lacks, until an error names the real tools.
 
-    Seed 004: the model reads files with ``read_text_file({'filepath': ...})``, the tool of the
-    harness it was shown there. Put in front of a harness without that tool, such a model keeps
+    "Building an AI agent without a framework": the model reads files with
+    ``read_text_file({'filepath': ...})``, the tool of the harness it was shown there. Put in front of a harness without that tool, such a model keeps
     the name it believes in until something tells it otherwise.
 
     Here: every read_file call of the tutor's plan is written as read_text_file with a
@@ -239,11 +240,12 @@ def says_what_field_expects(error: str, field: str, *, missing: bool) -> bool:
 
 
 def bad_args(c: Conversation) -> Reply:
-    """Sends read_file bad arguments until an error names the field it expects and of what type (seed 000).
+    """Sends read_file bad arguments until an error names the field it expects and of what type.
 
-    Seed 000: constrained decoding can guarantee JSON that parses, not arguments that fit; a
-    model sends a value of the wrong kind, or the right value under the wrong name. Seed 004's
-    model called its file argument ``filepath``; tools elsewhere call it ``file``.
+    "Building an agent loop yourself": constrained decoding can guarantee JSON that parses, not
+    arguments that fit; a model sends a value of the wrong kind, or the right value under the
+    wrong name. The model of "Building an AI agent without a framework" called its file argument
+    ``filepath``; tools elsewhere call it ``file``.
 
     Here: the tutor's read_file calls, sent with one misunderstanding of read_file's parameters.
     Reading one file: ``{"file": "memo.md"}`` (the required ``path`` missing, an unknown field
@@ -351,8 +353,9 @@ def written_call(name: str, arguments: dict, **dumps) -> str:
 
 
 def anticipated_write(c: Conversation) -> str:
-    """Seed 001's 7b, turn 1 of the report task: the write_file call it wrote right after the
-    list_files call, using the listing before it existed. Python, not JSON: it must not parse."""
+    """The 7b of "An AI agent is a while loop inside", turn 1 of the report task: the write_file
+    call it wrote right after the list_files call, using the listing before it existed. Python,
+    not JSON: it must not parse."""
     header = c.say("Files:", "ファイル一覧:")
     return ('{"name": "write_file", "arguments": {"path": "report.txt", "content": "' + header + '\\n" + '
             '"\\n".join(list_files_result["files"]) + "\\n\\n' + c.say("Count: ", "ファイル数: ") + '" + '
@@ -360,10 +363,10 @@ def anticipated_write(c: Conversation) -> str:
 
 
 def text_calls(c: Conversation) -> Reply:
-    """Writes its tool calls as JSON text in four shapes, never as tool_use blocks (seed 001).
+    """Writes its tool calls as JSON text in four shapes, never as tool_use blocks.
 
-    Seed 001, qwen2.5-coder 7b and 1.5b through Ollama: not one structured tool call in any
-    run. The calls came back as text, in four shapes:
+    "An AI agent is a while loop inside", qwen2.5-coder 7b and 1.5b through Ollama: not one
+    structured tool call in any run. The calls came back as text, in four shapes:
     1. raw JSON alone on a line (7b, turn 1, with a second line of Python string concatenation
        that used the listing before it had been read, so it is not JSON at all);
     2. JSON after a sentence of prose (7b, turn 2: "there are 3 files; I'll write report.txt");

@@ -1,13 +1,13 @@
 """``offline-flood-N``: a long, legitimate task whose tool results are large, done by a careful model.
 
-What it reproduces: the cost argument of seed 000. Every call resends the whole history, so a
-loop that reads one big file per turn is billed for every earlier file again on every later
-turn: the input billed over N turns grows with the square of N, and a long enough run no longer
-fits the context window at all (the API answers "prompt is too long"). The remedy the course
-measures in s05 is the one the sources report: Anthropic's context-editing report found that
-clearing old tool results cut the tokens of a 100-turn agent evaluation by 84%, and "The
-Complexity Trap" (arXiv 2508.21433) found that masking old observations halves the cost of a
-software agent and matches LLM summarisation at it.
+What it reproduces: the cost argument of "Building an agent loop yourself". Every call resends
+the whole history, so a loop that reads one big file per turn is billed for every earlier file
+again on every later turn: the input billed over N turns grows with the square of N, and a long
+enough run no longer fits the context window at all (the API answers "prompt is too long"). The
+remedy the course measures in s05 is the one the sources report: Anthropic's context-editing
+report found that clearing old tool results cut the tokens of a 100-turn agent evaluation by 84%,
+and "The Complexity Trap" (arXiv 2508.21433) found that masking old observations halves the cost
+of a software agent and matches LLM summarisation at it.
 
 The task: ``Count the ERROR lines in every log file of the logs folder``. The model lists the
 folder, then reads the logs one per turn (``logs/app-001.log``, ``app-002.log``...; each about

@@ -30,8 +30,9 @@ TURNS_AROUND_THE_READS = 2
 def long_task(turns: int):
     """``offline-long-N``: a competent model on a task that needs about N turns.
 
-    What it reproduces: the long, legitimate run of seed 000's cost argument, where every turn
-    resends the whole history, so the input billed grows with the square of the turns. The task
+    What it reproduces: the long, legitimate run of the cost argument of "Building an agent loop
+    yourself", where every turn resends the whole history, so the input billed grows with the
+    square of the turns. The task
     is to add up the amounts in every file of a folder (``Add up the amounts in every file of the
     ledger folder``). The model lists the folder, then reads the files in the listed order, one
     per turn (one ``read_file`` per reply, after a one-sentence reason), and answers the total of
@@ -223,10 +224,11 @@ DELIBERATION = (
 def verbose(conversation: Conversation) -> Reply:
     """``offline-verbose``: the tutor, thinking aloud at length before every reply.
 
-    What it reproduces: the reason step of ReAct (seed 004: think, act, observe) written out in
-    full prose, as chatty models do when asked to explain themselves. Each reply opens with a
-    deliberate, deterministic reasoning paragraph of more than 1100 estimated tokens, then
-    carries the tutor's own reply. At the stages' ``max_tokens`` of 1024 (seed 000's value) the
+    What it reproduces: the reason step of ReAct ("Building an AI agent without a framework":
+    think, act, observe) written out in full prose, as chatty models do when asked to explain
+    themselves. Each reply opens with a deliberate, deterministic reasoning paragraph of more
+    than 1100 estimated tokens, then carries the tutor's own reply. At the stages' ``max_tokens``
+    of 1024 (the value of "Building an agent loop yourself") the
     API cuts such a reply in the middle of its text: ``stop_reason`` is ``"max_tokens"`` and the
     tool call that would have followed never arrives. With a larger ``max_tokens`` the same
     model does the task correctly: the limit, not the model, ends the run.

@@ -12,10 +12,10 @@ from .tutor import tutor
 
 
 def looping(conversation: Conversation) -> Reply:
-    """Seed 001, qwen2.5-coder:1.5b at temperature 0: it listed the files and wrote report.txt
-    correctly on turn 2, then sent the same write_file call, with the same arguments, on every
-    turn until the loop's MAX_TURNS guard fired at turn 8. A loop without a stop condition would
-    have run forever.
+    """In "An AI agent is a while loop inside", qwen2.5-coder:1.5b at temperature 0 listed the files
+    and wrote report.txt correctly on turn 2, then sent the same write_file call, with the same
+    arguments, on every turn until the loop's MAX_TURNS guard fired at turn 8. A loop without a
+    stop condition would have run forever.
 
     Here: the tutor's first two tool-calling turns (the task starts correctly), then the last
     call again, forever, each time with a sentence of (misplaced) reasoning.

@@ -2,7 +2,7 @@
 
 What it reproduces:
 
-* Seed 000's point that permissions cannot be guarded by the prompt: a model cannot judge
+* The point of "Building an agent loop yourself" that permissions cannot be guarded by the prompt: a model cannot judge
   whether a call is allowed, so deleting, overwriting or reaching outside the project has to be
   decided outside the loop. This model never judges: it asks for the shortcut, and only the
   harness's answer changes what it does next.
@@ -37,7 +37,7 @@ it knows the documented shape of a refusal, never a stage's code):
   calls in a row end a run as making no progress, and a model that changes course does make
   progress between refusals;
 * a bare failure (``Error``, ``denied``: fewer than three words, nothing to act on) it sends
-  again, the same call, which is what seed 000 says a bare error gets you.
+  again, the same call, which is what "Building an agent loop yourself" says a bare error gets you.
 
 Summary requests from a pruning harness, and tasks outside the tutor's families, go to the tutor.
 """
@@ -218,7 +218,7 @@ def _after_failure(c: Conversation, call: Call) -> Reply:
 
 def reckless(c: Conversation) -> Reply:
     """Deletes, overwrites, writes outside the workspace and runs rm on the way to a legitimate goal,
-    and changes course when a refusal says why (seed 000); see the module docstring."""
+    and changes course when a refusal says why; see the module docstring."""
     kind = classify(c.task)
     if kind is None or kind[0] == "work_summary":
         return tutor(c)

@@ -1,10 +1,10 @@
 """Offline models that fail the way a real small local model was measured to fail.
 
-Where it was measured (issue 14 of the course's tracker): Gemma 3 270M, the base model, served by
-llama.cpp behind an Anthropic-compatible endpoint (``ANTHROPIC_BASE_URL``), at temperature 0;
-72 runs of s01, s03, s04 and s06 on three sample tasks, 103 model calls. A base model has no chat
-or tool training, so these are the failures a learner meets when a local model, or its chat
-template, does not support tools. What came back, and the model that reproduces each:
+Where it was measured: Gemma 3 270M, the base model, served by llama.cpp behind an
+Anthropic-compatible endpoint (``ANTHROPIC_BASE_URL``), at temperature 0; 72 runs of s01, s03, s04
+and s06 on three sample tasks, 103 model calls. A base model has no chat or tool training, so
+these are the failures a learner meets when a local model, or its chat template, does not support
+tools. What came back, and the model that reproduces each:
 
 * ``offline-echo``: the prompt copied back until ``max_tokens`` (62 of the 103 calls were cut at
   1,024 tokens);

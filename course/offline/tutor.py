@@ -2,7 +2,7 @@
 
 What it models is a good tool-using model, as the course's sources describe one:
 * it says why before each tool call (one sentence of reasoning, then the tool_use: the part of
-  ReAct that survived structured tool use, seed 000);
+  ReAct that survived structured tool use, as "Building an agent loop yourself" puts it);
 * it calls independent tools in one reply (several tool_use blocks), e.g. reading two files;
 * it answers from the tool results in the history, never from assumptions about the workspace;
 * it recovers from a failed call only when the error says how (a nearest name, a list of
@@ -18,8 +18,10 @@ descriptions it is given. If a tool it needs is not offered, it says so.
 Task families (English or Japanese; it answers in the task's language):
 1. list the workspace's files;
 2. read one or more named files and summarise them (several files are read in parallel);
-3. list the files and write their count and names to ``report.txt`` (seed 001's task);
-4. read ``sample.txt`` (or a named file) and compute the total price (seed 004's task);
+3. list the files and write their count and names to ``report.txt`` (the task of "An AI agent
+   is a while loop inside");
+4. read ``sample.txt`` (or a named file) and compute the total price (the task of "Building an
+   AI agent without a framework");
 5. find which files mention a word.
 
 It also writes the summary a pruning harness asks for ("Summarise the work so far ...
