@@ -1,7 +1,9 @@
 """A pytest plugin for ``python -m course check``: each test's outcome and its exercise numbers, as JSON.
 
 ``course.exercises.check`` loads it with ``-p course.scorecard_plugin`` and names the output file in
-AGENT_COURSE_SCORECARD_JSON; without that variable the plugin does nothing. The file holds
+AGENT_COURSE_SCORECARD_JSON; without that variable the plugin does nothing. The tests it keeps are those
+that pin the graded stage (``@pytest.mark.stage``, named in AGENT_COURSE_GRADED_STAGE); the others are
+deselected before they run. The file holds
 ``{"tests": [{"name", "outcome", "exercises", "message"}], "collection_errors": [...],
 "student_copy_loaded": bool}``; ``outcome`` is passed, failed, skipped or "not run" (setup, call and
 teardown folded into one: a test whose teardown fails has failed; one the session never reached was not run).
@@ -14,7 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from .exercises import SCORECARD_JSON_VARIABLE, student_copies, student_module_name
+import pytest
+
+from .exercises import GRADED_STAGE_VARIABLE, SCORECARD_JSON_VARIABLE, student_copies, student_module_name
 
 
 def pytest_configure(config):
@@ -28,6 +32,15 @@ class OutcomeRecorder:
         self.target = target
         self.tests: dict[str, dict] = {}
         self.collection_errors: list[str] = []
+
+    @pytest.hookimpl(trylast=True)  # after the suite's own hook has read every test
+    def pytest_collection_modifyitems(self, config, items):
+        stage = os.environ.get(GRADED_STAGE_VARIABLE)
+        if not stage:
+            return
+        graded = [item for item in items if stage in pinned_by(item) and not is_live(item)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in graded])
+        items[:] = graded
 
     def pytest_collection_finish(self, session):
         for item in session.items:
@@ -55,6 +68,17 @@ class OutcomeRecorder:
         data = {"tests": list(self.tests.values()), "collection_errors": self.collection_errors,
                 "student_copy_loaded": loaded}
         self.target.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def pinned_by(item) -> tuple:
+    """The stages a test pins: its closest @pytest.mark.stage (the test's, its parameter's, or its module's)."""
+    marker = item.get_closest_marker("stage")
+    return marker.args if marker else ()
+
+
+def is_live(item) -> bool:
+    """A test of a real API: skipped without a key, so never a grade."""
+    return "live" in item.keywords or "live_local" in item.keywords
 
 
 def _whole_reason(report) -> str:

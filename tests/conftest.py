@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import socket
 import tempfile
 
@@ -13,7 +15,7 @@ from hypothesis import settings
 
 import course
 import course.schema  # before nbformat imports jsonschema: it keeps rfc3987-syntax out (1 s; see there)
-from helpers import load_stage
+from helpers import STAGES, load_stage
 
 # The suite is deterministic: property tests draw the same examples on every run (CI and a clean
 # clone see what the developer saw). To explore new examples, as an attacker would, run with
@@ -45,6 +47,52 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
         if "live_local" in item.keywords and not LOCAL_SERVER:
             item.add_marker(skip_local)
+        problem = pinning_problem(item)
+        if problem:
+            PINNING_PROBLEMS[item.nodeid] = problem
+
+
+# Which stages a test pins is declared with @pytest.mark.stage(...) (on the test, its parameter, or the
+# module's pytestmark; the closest one counts; an empty one pins none), and grading a stage runs exactly
+# the tests that pin it
+# (course.exercises). A test may load a stage it does not pin (to compare s03 with s04, say), so the
+# declaration is checked against what each test's own code loads (load_stage("s03"), load_stage(<a
+# parameter>), a stage fixture such as `s04`): a test that loads a stage and declares none, or declares
+# one it does not load, is recorded here, and tests/test_stage_files.py fails naming it.
+PINNING_PROBLEMS: dict[str, str] = {}
+STAGE_NAMES = set(STAGES)
+# helpers.load_stage (a student's copy while one is graded), not course.ladder's or course.bench's.
+LITERAL_LOAD = re.compile(r"(?<![.\w])load_stage\(\s*[\"'](s\d\d)[\"']\s*\)")
+NAMED_LOAD = re.compile(r"(?<![.\w])load_stage\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def pinning_problem(item) -> str:
+    loaded, pinned = stages_loaded_by(item), pinned_stages(item)
+    if loaded and item.get_closest_marker("stage") is None:
+        return (f"loads {', '.join(sorted(loaded))} but does not say what it pins: add @pytest.mark.stage(...), "
+                "or @pytest.mark.stage() for a test that only drives a stage (the offline model's tests)")
+    if loaded and not pinned <= loaded:
+        return f"pins {', '.join(sorted(pinned - loaded))}, which it does not load"
+    return ""
+
+
+def pinned_stages(item) -> set[str]:
+    marker = item.get_closest_marker("stage")
+    return set(marker.args) if marker else set()
+
+
+def stages_loaded_by(item) -> set[str]:
+    function = getattr(item, "function", None)
+    if function is None:
+        return set()
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return set()
+    loaded = set(LITERAL_LOAD.findall(source)) | {name for name in item.fixturenames if name in STAGE_NAMES}
+    parameters = getattr(getattr(item, "callspec", None), "params", {})
+    loaded |= {parameters[name] for name in NAMED_LOAD.findall(source) if parameters.get(name) in STAGE_NAMES}
+    return loaded
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -99,6 +147,6 @@ def stage_fixture(stage: str):
     return loaded
 
 
-# A fixture per stage, named after it: a test that takes `s04` gets s04's agent module.
-for _stage in sorted(path.parent.name for path in Path(__file__).resolve().parents[1].glob("s[0-9][0-9]/agent.py")):
+# A fixture per stage, named after it: a test that takes `s04` gets s04's agent module (and pins s04).
+for _stage in STAGES:
     globals()[_stage] = stage_fixture(_stage)

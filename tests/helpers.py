@@ -10,10 +10,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 import course
 from course.offline import Reply, validate_request
 
 ROOT = Path(__file__).resolve().parent.parent
+STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
 REPORT_TASK = "List the files and write their count and names to report.txt"
 DONE = [{"type": "text", "text": "Done."}]
 
@@ -25,6 +28,12 @@ def load_stage(name: str):
 
     student_copy = import_student_copy(name)
     return student_copy if student_copy is not None else importlib.import_module(f"{name}.agent")
+
+
+def each_stage(*stages: str) -> list:
+    """Parameters for a test that runs on each of ``stages`` (default: every stage), each one marked as
+    pinning its stage (``@pytest.mark.stage``): grading a stage runs its parameter on the student's copy."""
+    return [pytest.param(stage, marks=pytest.mark.stage(stage), id=stage) for stage in (stages or STAGES)]
 
 
 def scripted_client(*replies: list[dict] | Reply, **options):

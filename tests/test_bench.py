@@ -13,6 +13,8 @@ from course.__main__ import main
 from course.models import CourseError
 from course.svgplot import line_chart, nice_step, short_number, tick_values
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
+
 SVG = "{http://www.w3.org/2000/svg}"
 SMALL = 30  # turns: enough for the shapes to part, a second or two offline
 

@@ -217,6 +217,7 @@ def test_an_unknown_model_has_no_price_rather_than_a_guess():
 
 # ---------------------------------------------------------------- the bill of a run: runs log and stats
 
+@pytest.mark.stage("s05")  # s05 runs, the runs log records
 def test_the_runs_log_and_stats_give_the_cost_of_each_run(tmp_path, workspace):
     from conftest import load_stage
     from course import runlog, stats

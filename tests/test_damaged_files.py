@@ -13,7 +13,7 @@ import os
 import pytest
 
 import course
-from helpers import load_stage
+from helpers import load_stage, each_stage
 
 LIST = "List the files in the workspace"
 
@@ -44,7 +44,7 @@ DAMAGED = {
 
 
 @pytest.mark.parametrize("damage", DAMAGED)
-@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s06"))
 def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name, damage, workspace):
     stage = load_stage(stage_name)
     options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
@@ -59,6 +59,7 @@ def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name,
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.stage("s06")  # s06 is asked to resume s04's run
 def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(workspace):
     s04, s06 = load_stage("s04"), load_stage("s06")
     stopped = s04.run(LIST, workspace=workspace, limits=s04.Limits(max_turns=1))
@@ -71,6 +72,7 @@ def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(wor
     assert s04.run(resume="last").stop_reason == "end_turn"
 
 
+@pytest.mark.stage("s02")  # s02 resumes
 def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
     result = load_stage("s02").run(LIST, workspace=workspace)
     path = course.transcript.find(result.transcript)
@@ -80,6 +82,7 @@ def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
         load_stage("s02").run(resume=result.transcript)
 
 
+@pytest.mark.stage("s03")  # s03 resumes
 def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(workspace):
     s03 = load_stage("s03")
     stopped = s03.run(LIST, workspace=workspace, limits=s03.Limits(max_turns=1))
@@ -89,6 +92,7 @@ def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(wo
     assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # a lone surrogate kept as is could not be saved again
 
 
+@pytest.mark.stage("s02")  # s02 resumes
 def test_resume_last_takes_only_a_regular_file(workspace):
     s02 = load_stage("s02")
     s02.run(LIST, workspace=workspace)

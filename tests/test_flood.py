@@ -13,6 +13,8 @@ from course.offline import behaviour_for
 from course.offline.conversation import read_request
 from course.offline.flood import COUNT_TASK, LOGS_FOLDER, error_total, log_text, logs
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
+
 NOTE = re.compile(r"(logs/app-\d{3}\.log) has (\d+) ERROR lines; running total (\d+); (\d+) of (\d+) files read")
 BIG_WINDOW = 10_000_000
 

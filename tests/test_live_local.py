@@ -19,7 +19,7 @@ import pytest
 
 import course
 from course import doctor, ladder
-from helpers import assert_valid_history
+from helpers import assert_valid_history, each_stage
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
 TASK = "List the files in the workspace"
@@ -39,7 +39,7 @@ def fresh_workspace(tmp_path):
 
 
 @pytest.mark.live_local
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("stage", each_stage(*STAGES))
 def test_each_stage_ends_its_basic_task_on_the_local_model_without_crashing(stage, local_model, tmp_path):
     agent = ladder.load_stage(stage)
     client = course.capped(course.make_client(local_model), CAP)

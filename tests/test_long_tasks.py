@@ -12,6 +12,8 @@ from course.offline import tokens
 from course.offline.long_tasks import VERBOSE_REASONING_TOKENS, reasoning_paragraph
 from course.scenarios import LEDGER_TASK, TOTAL_TASK, ledger, ledger_amount, ledger_total
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
+
 MAX_TOKENS = 1024  # the stages' reply limit
 
 

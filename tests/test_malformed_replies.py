@@ -19,7 +19,7 @@ import time
 import pytest
 
 import course
-from helpers import DONE, load_stage, scripted_client
+from helpers import DONE, load_stage, scripted_client, each_stage
 from local_server import serving_bytes, serving_slowly
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
@@ -42,7 +42,7 @@ def workspace(tmp_path):
     return workspace
 
 
-@pytest.mark.parametrize("stage_name", STAGES)
+@pytest.mark.parametrize("stage_name", each_stage(*STAGES))
 @pytest.mark.parametrize("name", [["read_file"], {"tool": "read_file"}, 7])
 def test_a_tool_name_that_is_not_text_fails_as_one_call(stage_name, name, workspace):
     stage = load_stage(stage_name)
@@ -56,7 +56,7 @@ def test_a_tool_name_that_is_not_text_fails_as_one_call(stage_name, name, worksp
     assert all(isinstance(block["name"], str) for block in uses)
 
 
-@pytest.mark.parametrize("stage_name", STAGES)
+@pytest.mark.parametrize("stage_name", each_stage(*STAGES))
 def test_a_file_name_that_is_not_utf8_is_shown_and_the_history_still_encodes(stage_name, workspace):
     stage = load_stage(stage_name)
     calls = [[{"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {"path": "."}}],
@@ -135,7 +135,7 @@ def run_against(stage_name: str, replies: list[bytes], workspace, monkeypatch, c
                          **options)
 
 
-@pytest.mark.parametrize("stage_name", STAGES)
+@pytest.mark.parametrize("stage_name", each_stage(*STAGES))
 def test_a_reply_json_cannot_carry_back_is_recorded_so_that_the_history_still_encodes(stage_name, workspace, monkeypatch):
     result = run_against(stage_name, [CARRIED_BACK, DONE_REPLY], workspace, monkeypatch)
     messages = result["messages"] if isinstance(result, dict) else result.messages
@@ -161,19 +161,19 @@ def assert_stopped_in_one_line(stage_name: str, replies: list[bytes], workspace,
 
 
 @pytest.mark.parametrize("unreadable", UNREADABLE)
-@pytest.mark.parametrize("stage_name", STAGES)
+@pytest.mark.parametrize("stage_name", each_stage(*STAGES))
 def test_a_reply_json_cannot_read_is_an_api_error_that_says_so(stage_name, unreadable, workspace, monkeypatch):
     assert_stopped_in_one_line(stage_name, [UNREADABLE[unreadable]], workspace, monkeypatch)
 
 
 @pytest.mark.parametrize("shape", NOT_A_REPLY)
-@pytest.mark.parametrize("stage_name", ["s02", "s06"])  # the first stage that ends on an API error, and the last
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s06"))  # the first stage that ends on an API error, and the last
 def test_a_reply_that_is_no_messages_reply_is_an_api_error_that_says_so(stage_name, shape, workspace, monkeypatch):
     body, content_type = NOT_A_REPLY[shape]
     assert_stopped_in_one_line(stage_name, [body], workspace, monkeypatch, content_type)
 
 
-@pytest.mark.parametrize("stage_name", ["s04", "s05", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s04", "s05", "s06"))
 def test_a_call_written_as_text_with_an_escaped_lone_surrogate_is_answered_in_json_that_encodes(stage_name, workspace):
     written = 'Computing: {"name": "calculate", "arguments": {"expression": "1+\\ud800"}}'
     client, requests = scripted_client([{"type": "text", "text": written}], [{"type": "text", "text": "Done."}])
@@ -217,7 +217,7 @@ SCRIPTED_NOT_A_REPLY = {
 
 
 @pytest.mark.parametrize("shape", SCRIPTED_NOT_A_REPLY)
-@pytest.mark.parametrize("stage_name", ["s02", "s03", "s04", "s05", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s03", "s04", "s05", "s06"))
 def test_a_scripted_reply_no_stage_can_take_ends_the_run_in_one_line_and_a_resume_goes_on(stage_name, shape, workspace):
     stage = load_stage(stage_name)
     options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
@@ -244,7 +244,7 @@ ERRORS = {
 
 
 @pytest.mark.parametrize("case", ERRORS)
-@pytest.mark.parametrize("stage_name", ["s02", "s05"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s05"))
 def test_an_error_body_of_any_shape_is_one_line(stage_name, case, workspace, monkeypatch):
     status, body, shown = ERRORS[case]
     result = run_against(stage_name, [(status, body)], workspace, monkeypatch)
@@ -252,13 +252,13 @@ def test_an_error_body_of_any_shape_is_one_line(stage_name, case, workspace, mon
     assert result.stop_reason == "api_error" and shown in explained and "\n" not in explained
 
 
-@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s06"))
 def test_a_reply_labelled_as_a_stream_is_checked_all_the_same(stage_name, workspace, monkeypatch):
     body, _ = NOT_A_REPLY["content null"]
     assert_stopped_in_one_line(stage_name, [body], workspace, monkeypatch, "text/event-stream")
 
 
-@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s06"))
 def test_a_redirect_is_not_followed_past_the_check(stage_name, workspace, monkeypatch):
     body, _ = NOT_A_REPLY["content null"]
     result = run_against(stage_name, [(307, b"", {"location": "/v1/messagesx"}), body], workspace, monkeypatch)
@@ -274,7 +274,7 @@ BLOCKS_NOT_SENT_BACK = {
 
 
 @pytest.mark.parametrize("block", BLOCKS_NOT_SENT_BACK)
-@pytest.mark.parametrize("stage_name", ["s02", "s05", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s05", "s06"))
 def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_goes_on(stage_name, block, workspace):
     stage = load_stage(stage_name)
     options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
@@ -287,7 +287,7 @@ def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_
 
 
 @pytest.mark.parametrize("name", [["x"], {"a": 1}, 5])
-@pytest.mark.parametrize("stage_name", ["s04", "s05", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s04", "s05", "s06"))
 def test_a_call_written_as_text_whose_name_is_not_text_is_no_call(stage_name, name, workspace):
     written = json.dumps({"name": name, "arguments": {}})  # a TypeError (unhashable) would crash the run
     client, requests = scripted_client([{"type": "text", "text": written}])
@@ -296,7 +296,7 @@ def test_a_call_written_as_text_whose_name_is_not_text_is_no_call(stage_name, na
     assert result.stop_reason == "end_turn" and len(requests) == 1
 
 
-@pytest.mark.parametrize("stage_name", ["s02", "s06"])
+@pytest.mark.parametrize("stage_name", each_stage("s02", "s06"))
 def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tmp_path, monkeypatch, capsys):
     stage = load_stage(stage_name)
     task = os.fsdecode(b"List the files \xff")  # as Python hands over a command line it cannot decode
@@ -305,6 +305,7 @@ def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tm
     assert saved.history()[0]["content"] == "List the files ?"
 
 
+@pytest.mark.stage("s02")  # the first stage that ends on an API error
 def test_a_reply_still_arriving_at_the_deadline_ends_the_run_in_one_line(workspace, monkeypatch):
     from course.client import CheckedReplies
 

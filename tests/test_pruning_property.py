@@ -9,6 +9,8 @@ After pruning, the offline model's validator (the real API's rules) must accept 
 
 from __future__ import annotations
 
+import pytest
+
 import copy
 
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +20,8 @@ import course
 from helpers import load_stage
 from course.offline import validate_request
 from course.offline.cache import check_breakpoints
+
+pytestmark = pytest.mark.stage("s05")  # s05's pruning, on generated histories
 
 s05 = load_stage("s05")
 

@@ -43,6 +43,7 @@ def counting(agent, executed: Counter, monkeypatch) -> None:
         monkeypatch.setitem(agent.TOOL_FUNCTIONS, name, counted)
 
 
+@pytest.mark.stage()  # a soak of every saving stage, too long for a grade: tests/test_s02_resume.py pins resuming
 def test_a_runs_under_30_percent_faults_all_complete_when_resumed(monkeypatch, tmp_path):
     # No process dies here, so fsync (against power cuts) would only add seconds; (b) keeps it.
     monkeypatch.setattr(course.transcript, "DURABLE", False)
@@ -123,6 +124,7 @@ def run_in_child(agent, workspace: Path, transcript: Path, log: Path, ready: int
         os._exit(0)
 
 
+@pytest.mark.stage()  # a soak of every saving stage, too long for a grade: tests/test_s02_resume.py pins resuming
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
 def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path, monkeypatch):
     """Each run is a real process (forked from this one, so that it starts in milliseconds instead of
@@ -169,6 +171,7 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
 
 # ---------------------------------------------------------------- (c) torn at every byte
 
+@pytest.mark.stage("s02")  # s02 saves; course.transcript reads
 def test_c_a_transcript_cut_at_every_byte_of_its_last_line_still_loads(tmp_path):
     result = load_stage("s02").run(REPORT_TASK, transcript=tmp_path / "whole.jsonl")
     data = (tmp_path / "whole.jsonl").read_bytes()
@@ -184,6 +187,7 @@ def test_c_a_transcript_cut_at_every_byte_of_its_last_line_still_loads(tmp_path)
     print(f"\n(c) {len(data) - last_start} cuts of a {len(data)}-byte transcript's last line: all loaded")
 
 
+@pytest.mark.stage("s05")  # s05 rewrites its history
 def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypatch, tmp_path):
     from course.offline import FLOOD_TASK, write_flood_logs
     s05 = load_stage("s05")

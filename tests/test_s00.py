@@ -11,6 +11,8 @@ from anthropic.types import ToolUseBlock
 import course
 from helpers import REPORT_TASK
 
+pytestmark = pytest.mark.stage("s00")  # every test here pins s00, unless it says otherwise
+
 TOTAL_TASK = "Read sample.txt and compute the total price"
 RESULT_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace", "messages"}
 

@@ -10,6 +10,8 @@ import pytest
 import course
 from helpers import assert_valid_history
 
+pytestmark = pytest.mark.stage("s01")  # every test here pins s01, unless it says otherwise
+
 FAMILY_TASKS = {
     "list": "List the files in the workspace",
     "report": "List the files and write their count and names to report.txt",

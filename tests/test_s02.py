@@ -9,6 +9,8 @@ import pytest
 import course
 from helpers import REPORT_TASK as REPORT, load_stage
 
+pytestmark = pytest.mark.stage("s02")  # every test here pins s02, unless it says otherwise
+
 
 
 def recorder():
@@ -80,6 +82,7 @@ def test_an_api_outage_ends_the_run_with_a_reason_and_keeps_the_history(workspac
     assert result.messages == [{"role": "user", "content": REPORT}]
 
 
+@pytest.mark.stage("s01")  # what s01 does, the failure this stage fixes
 def test_s01_loses_the_run_to_the_same_outage(workspace):
     client = course.make_client("offline", faults=course.Faults(rate=1.0, kinds=("overloaded",)))
     import anthropic

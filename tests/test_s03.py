@@ -9,6 +9,8 @@ import pytest
 import course
 from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage
 
+pytestmark = pytest.mark.stage("s03")  # every test here pins s03, unless it says otherwise
+
 
 
 def run_s03(task=REPORT, model="offline", workspace=None, cap=60, **limits):

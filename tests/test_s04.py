@@ -20,6 +20,8 @@ from helpers import DONE, REPORT_TASK, results_in, scripted_client
 from course.offline import validate_request
 from course.scenarios import scenario_named
 
+pytestmark = pytest.mark.stage("s04")  # every test here pins s04, unless it says otherwise
+
 
 
 # ---------------------------------------------------------------- a model that says exactly what a test needs
@@ -276,6 +278,7 @@ def test_s04_completes_the_scenario(s04, workspace, name):
     assert completed, result.answer
 
 
+@pytest.mark.stage("s03")  # what s03 does, the failure this stage fixes
 @pytest.mark.parametrize("name", WRONG_CALLS)
 def test_s03_stops_on_no_progress_where_its_bare_errors_teach_nothing(s03, workspace, name):
     result, completed = play(s03, name, workspace)
@@ -285,6 +288,7 @@ def test_s03_stops_on_no_progress_where_its_bare_errors_teach_nothing(s03, works
     assert len(calls) == 3 and len({json.dumps(call, sort_keys=True) for call in calls}) == 1  # the same call, thrice
 
 
+@pytest.mark.stage("s03")  # what s03 does, the failure this stage fixes
 def test_s03_takes_the_first_text_call_for_a_final_answer(s03, workspace):
     result, completed = play(s03, "text-calls", workspace)
     assert result.stop_reason == "end_turn" and result.turns == 1  # "finished in 1 turns" ("An AI agent is a while loop inside")

@@ -22,6 +22,8 @@ from course.offline import validate_request
 from course.offline.flood import COUNT_TASK, error_total, logs
 from course.scenarios import scenario_named
 
+pytestmark = pytest.mark.stage("s05")  # every test here pins s05, unless it says otherwise
+
 TOKENS_LINE = re.compile(r"^   · tokens: ([\d,]+) uncached \+ ([\d,]+) read from the cache \+ ([\d,]+) written to it in, "
                          r"([\d,]+) out; ([\d,]+) input tokens sent so far$")
 

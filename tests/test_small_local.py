@@ -12,6 +12,8 @@ from course import ladder
 from course.scenarios import REPORT_TASK, Scenario, reports_every_file
 from helpers import assert_valid_history
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
+
 READ_FILE = {"name": "read_file", "description": "Read one text file.",
              "input_schema": {"type": "object", "required": ["path"],
                               "properties": {"path": {"type": "string", "description": "File, e.g. 'memo.md'"}}}}

@@ -72,3 +72,10 @@ def test_each_limit_is_named_once_in_its_stage(stage):
     for name in ("max_turns", "token_budget", "max_repeats", "max_consecutive_errors"):
         assert len(re.findall(rf"\b{name}\s*:\s*int\s*=", source)) == 1  # the Limits field
         assert not re.search(rf"\b{name}\s*=\s*Limits\.", source)  # no keyword copies of it in run()
+
+
+def test_every_test_that_loads_a_stage_says_which_stage_it_pins():
+    import conftest  # its collection hook read every test collected in this session
+
+    problems = [f"{nodeid}: {problem}" for nodeid, problem in sorted(conftest.PINNING_PROBLEMS.items())]
+    assert not problems, "\n".join(problems[:40]) + (f"\n... and {len(problems) - 40} more" if len(problems) > 40 else "")

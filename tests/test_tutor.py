@@ -15,6 +15,8 @@ import pytest
 from helpers import load_stage
 from course.offline import OfflineTransport
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
+
 TASKS = {
     "list": {"en": "List the files in the workspace", "ja": "ワークスペースのファイル一覧を見せてください"},
     "report": {"en": "List the files and write their count and names to report.txt",
