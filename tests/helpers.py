@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import course
+from course.limits import run_options
 from course.offline import Reply, validate_request
+from course.offline.flood import COUNT_TASK, logs
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
@@ -64,6 +66,45 @@ def results_in(messages: list) -> list[dict]:
 def assert_valid_history(messages: list) -> None:
     """The API would accept the whole history as the next request (every tool_use answered first)."""
     validate_request({"model": "offline", "max_tokens": 1, "messages": messages})
+
+
+def tool_uses(source) -> list:
+    """The tool_use blocks, in order, of a reply (an SDK Message: blocks are objects), a message dict, a
+    list of content blocks, or a whole history (a list of message dicts; a string content has none)."""
+    return [block for block in _content_blocks(source)
+            if (block.get("type") if isinstance(block, dict) else getattr(block, "type", None)) == "tool_use"]
+
+
+def calls_of(source) -> list[tuple]:
+    """The calls of ``source`` (anything tool_uses takes), in order, as (name, input) pairs."""
+    return [(block["name"], block["input"]) if isinstance(block, dict) else (block.name, block.input)
+            for block in tool_uses(source)]
+
+
+def _content_blocks(source) -> list:
+    if isinstance(source, dict):  # a message
+        return list(source["content"]) if isinstance(source.get("content"), list) else []
+    if not isinstance(source, (list, tuple)):  # a reply from the SDK
+        return list(source.content)
+    if source and isinstance(source[0], dict) and "role" in source[0]:  # a history
+        return [block for message in source for block in _content_blocks(message)]
+    return list(source)  # content blocks
+
+
+def run_flood(stage, workspace, files: int, *, model_files: int | None = None, window: int | None = None,
+              trace=None):
+    """``stage`` (a name, or its agent module) on the flood task (course.offline.flood) over ``files``
+    logs written to ``workspace``, the model (offline-flood-N) told to read ``model_files`` of them
+    (default: all); ``window`` is the offline model's context window (default: make_client's). The
+    client is capped at 4 calls a file + 20, so a loop cannot run away, and the stage's own limits (if
+    it has any) are set out of its way. Returns the stage's result, as it returns it, and the client."""
+    logs(workspace, files)
+    agent = load_stage(stage) if isinstance(stage, str) else stage
+    model = f"offline-flood-{files if model_files is None else model_files}"
+    cap = 4 * files + 20
+    client = course.capped(course.make_client(model, **({} if window is None else {"context_window": window})), cap)
+    options = run_options(agent.run, {"trace": trace, "runs_log": False, "max_turns": cap, "token_budget": 10**9})
+    return agent.run(COUNT_TASK, client=client, model=model, workspace=workspace, **options), client
 
 
 def load_hook():

@@ -13,7 +13,7 @@ import re
 import pytest
 
 import course
-from helpers import REPORT_TASK
+from helpers import REPORT_TASK, calls_of
 from course.offline.faulty_callers import misspell, says_what_field_expects
 
 SUMMARY_TASK = "Summarise memo.md"
@@ -57,10 +57,6 @@ def ask(model: str, messages: list[dict]):
     return course.make_client(model).messages.create(model=model, max_tokens=1024, tools=TOOLS, messages=messages)
 
 
-def calls_in(reply) -> list[tuple[str, dict]]:
-    return [(block.name, block.input) for block in reply.content if block.type == "tool_use"]
-
-
 def text_in(reply) -> str:
     return "".join(block.text for block in reply.content if block.type == "text")
 
@@ -81,7 +77,7 @@ def test_misspelling_is_one_swap_of_the_last_two_different_letters():
 @pytest.mark.parametrize("task, wrong", [(SUMMARY_TASK, "meom.md"), (TOTAL_TASK, "sampel.txt")])
 def test_typo_asks_for_the_file_the_task_names_misspelled(task, wrong):
     reply = ask("offline-typo", history(task))
-    assert calls_in(reply) == [("read_file", {"path": wrong})]
+    assert calls_of(reply) == [("read_file", {"path": wrong})]
     assert wrong in text_in(reply)  # it says why, with the name it believes in
 
 
@@ -90,8 +86,8 @@ BARE_NOT_FOUND = "Error: FileNotFoundError: [Errno 2] No such file or directory:
 
 def test_typo_repeats_the_identical_call_after_a_bare_error():
     first = ("read_file", {"path": "meom.md"}, BARE_NOT_FOUND)
-    assert calls_in(ask("offline-typo", history(SUMMARY_TASK, [first]))) == [("read_file", {"path": "meom.md"})]
-    assert calls_in(ask("offline-typo", history(SUMMARY_TASK, [first], [first]))) == [("read_file", {"path": "meom.md"})]
+    assert calls_of(ask("offline-typo", history(SUMMARY_TASK, [first]))) == [("read_file", {"path": "meom.md"})]
+    assert calls_of(ask("offline-typo", history(SUMMARY_TASK, [first], [first]))) == [("read_file", {"path": "meom.md"})]
 
 
 @pytest.mark.parametrize("error", [
@@ -101,7 +97,7 @@ def test_typo_repeats_the_identical_call_after_a_bare_error():
 ])
 def test_typo_takes_the_name_an_actionable_error_offers(error):
     reply = ask("offline-typo", history(SUMMARY_TASK, [("read_file", {"path": "meom.md"}, error)]))
-    assert calls_in(reply) == [("read_file", {"path": "memo.md"})]
+    assert calls_of(reply) == [("read_file", {"path": "memo.md"})]
 
 
 def test_typo_finishes_like_the_tutor_once_corrected():
@@ -109,13 +105,13 @@ def test_typo_finishes_like_the_tutor_once_corrected():
     memo = json.dumps({"ok": True, "output": "# Meeting memo\n\nSome text.\n"})
     reply = ask("offline-typo", history(SUMMARY_TASK, [("read_file", {"path": "meom.md"}, hint)],
                                         [("read_file", {"path": "memo.md"}, memo)]))
-    assert reply.stop_reason == "end_turn" and not calls_in(reply)
+    assert reply.stop_reason == "end_turn" and not calls_of(reply)
     assert "memo.md" in text_in(reply) and "Meeting memo" in text_in(reply)
 
 
 def test_typo_behaves_as_the_tutor_on_a_task_that_names_no_file():
     tutor, typo = ask("offline", history(REPORT_TASK)), ask("offline-typo", history(REPORT_TASK))
-    assert calls_in(typo) == calls_in(tutor) == [("list_files", {"path": "."})]
+    assert calls_of(typo) == calls_of(tutor) == [("list_files", {"path": "."})]
 
 
 # ---------------------------------------------------------------- offline-unknown-tool
@@ -124,13 +120,13 @@ INVENTED = ("read_text_file", {"filepath": "sample.txt"})
 
 
 def test_unknown_tool_reads_with_a_tool_the_harness_does_not_have():
-    assert calls_in(ask("offline-unknown-tool", history(TOTAL_TASK))) == [INVENTED]
+    assert calls_of(ask("offline-unknown-tool", history(TOTAL_TASK))) == [INVENTED]
 
 
 def test_unknown_tool_repeats_the_identical_call_after_a_bare_error():
     first = (*INVENTED, "Error: unknown tool 'read_text_file'")
-    assert calls_in(ask("offline-unknown-tool", history(TOTAL_TASK, [first]))) == [INVENTED]
-    assert calls_in(ask("offline-unknown-tool", history(TOTAL_TASK, [first], [first]))) == [INVENTED]
+    assert calls_of(ask("offline-unknown-tool", history(TOTAL_TASK, [first]))) == [INVENTED]
+    assert calls_of(ask("offline-unknown-tool", history(TOTAL_TASK, [first], [first]))) == [INVENTED]
 
 
 @pytest.mark.parametrize("error", [
@@ -141,25 +137,25 @@ def test_unknown_tool_repeats_the_identical_call_after_a_bare_error():
 ])
 def test_unknown_tool_switches_to_the_closest_tool_the_error_names(error):
     reply = ask("offline-unknown-tool", history(TOTAL_TASK, [(*INVENTED, error)]))
-    assert calls_in(reply) == [("read_file", {"path": "sample.txt"})]
+    assert calls_of(reply) == [("read_file", {"path": "sample.txt"})]
 
 
 def test_unknown_tool_keeps_the_real_names_once_told():
     told = (*INVENTED, f"unknown tool; the tools are {TOOL_NAMES}")
     order = json.dumps({"ok": True, "output": "Order: unit price 1250 yen, quantity 16."})
     reply = ask("offline-unknown-tool", history(TOTAL_TASK, [told], [("read_file", {"path": "sample.txt"}, order)]))
-    assert calls_in(reply) == [("calculate", {"expression": "1250 * 16"})]
+    assert calls_of(reply) == [("calculate", {"expression": "1250 * 16"})]
 
 
 # ---------------------------------------------------------------- offline-bad-args
 
 def test_bad_args_reads_one_file_under_the_wrong_field_name():
-    assert calls_in(ask("offline-bad-args", history(SUMMARY_TASK))) == [("read_file", {"file": "memo.md"})]
+    assert calls_of(ask("offline-bad-args", history(SUMMARY_TASK))) == [("read_file", {"file": "memo.md"})]
 
 
 def test_bad_args_reads_several_files_as_one_array_where_a_string_is_expected():
     reply = ask("offline-bad-args", history("Summarise memo.md and todo.md"))
-    assert calls_in(reply) == [("read_file", {"path": ["memo.md", "todo.md"]})]
+    assert calls_of(reply) == [("read_file", {"path": ["memo.md", "todo.md"]})]
 
 
 MISNAMED = ("read_file", {"file": "memo.md"})
@@ -174,8 +170,8 @@ AS_ARRAY = ("read_file", {"path": ["memo.md"]})
     (AS_ARRAY, "missing required field 'path'"),                                            # not what is wrong here
 ])
 def test_bad_args_repeats_the_identical_call_when_the_error_does_not_say_what_was_expected(bad, error):
-    assert calls_in(ask("offline-bad-args", history(SUMMARY_TASK, [(*bad, error)]))) == [bad[:2]]
-    assert calls_in(ask("offline-bad-args", history(SUMMARY_TASK, [(*bad, error)], [(*bad, error)]))) == [bad[:2]]
+    assert calls_of(ask("offline-bad-args", history(SUMMARY_TASK, [(*bad, error)]))) == [bad[:2]]
+    assert calls_of(ask("offline-bad-args", history(SUMMARY_TASK, [(*bad, error)], [(*bad, error)]))) == [bad[:2]]
 
 
 @pytest.mark.parametrize("bad, error", [
@@ -189,13 +185,13 @@ def test_bad_args_repeats_the_identical_call_when_the_error_does_not_say_what_wa
 ])
 def test_bad_args_sends_the_right_arguments_once_the_error_names_the_field_and_what_was_expected(bad, error):
     reply = ask("offline-bad-args", history(SUMMARY_TASK, [(*bad, error)]))
-    assert calls_in(reply) == [("read_file", {"path": "memo.md"})]
+    assert calls_of(reply) == [("read_file", {"path": "memo.md"})]
 
 
 def test_an_array_of_several_paths_is_fixed_into_one_read_each():
     bad = ("read_file", {"path": ["memo.md", "todo.md"]}, "field 'path': expected string, got array")
     reply = ask("offline-bad-args", history("Summarise memo.md and todo.md", [bad]))
-    assert calls_in(reply) == [("read_file", {"path": "memo.md"}), ("read_file", {"path": "todo.md"})]
+    assert calls_of(reply) == [("read_file", {"path": "memo.md"}), ("read_file", {"path": "todo.md"})]
 
 
 def test_what_counts_as_naming_the_field_and_what_was_expected():
@@ -257,7 +253,7 @@ def test_turn_four_is_json_in_tool_call_tags_and_turn_five_starts_over():
 @pytest.mark.parametrize("replies", range(5))
 def test_text_calls_never_sends_a_tool_use_block(replies):
     reply = ask("offline-text-calls", text_turns(REPORT_TASK, replies))
-    assert reply.stop_reason == "end_turn" and not calls_in(reply)
+    assert reply.stop_reason == "end_turn" and not calls_of(reply)
 
 
 def test_text_calls_reads_the_results_written_back_as_text_and_answers_without_json():
@@ -273,5 +269,5 @@ def test_text_calls_reads_the_results_written_back_as_text_and_answers_without_j
         {"type": "text", "text": "Result of write_file " + json.dumps(write["arguments"]) + " (written as text in your reply):\n"
                                  + json.dumps({"ok": True, "output": "wrote 46 characters to report.txt"})}]}]
     final = ask("offline-text-calls", messages)
-    assert final.stop_reason == "end_turn" and not calls_in(final)
+    assert final.stop_reason == "end_turn" and not calls_of(final)
     assert "report.txt" in text_in(final) and "memo.md" in text_in(final) and "{" not in text_in(final)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import course
-from helpers import load_stage
+from helpers import calls_of, load_stage, run_flood, tool_uses
 from course.offline import behaviour_for
 from course.offline.conversation import read_request
 from course.offline.flood import COUNT_TASK, LOGS_FOLDER, error_total, log_text, logs
@@ -16,22 +16,10 @@ from course.offline.flood import COUNT_TASK, LOGS_FOLDER, error_total, log_text,
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
 
 NOTE = re.compile(r"(logs/app-\d{3}\.log) has (\d+) ERROR lines; running total (\d+); (\d+) of (\d+) files read")
-BIG_WINDOW = 10_000_000
 
 
 def error_lines_of(number: int) -> int:
     return sum(1 for line in log_text(number).splitlines() if line.split()[2] == "ERROR")
-
-
-def run_flood(stage: str, workspace, files: int, *, model_files: int | None = None, window: int = BIG_WINDOW):
-    """``stage`` on the flood task over ``files`` logs; the client is capped, so a loop cannot run away."""
-    logs(workspace, files)
-    model = f"offline-flood-{model_files or files}"
-    client = course.capped(course.make_client(model, context_window=window), 4 * files + 20)
-    agent = load_stage(stage)
-    result = agent.run(COUNT_TASK, client=client, model=model, workspace=workspace,
-                       runs_log=False, **course.limits.run_options(agent.run, {"max_turns": 4 * files + 20, "token_budget": 10**9}))
-    return course.as_dict(result)
 
 
 def notes_of(messages: list) -> list[tuple[str, int, int, int, int]]:
@@ -64,22 +52,22 @@ def test_error_total_counts_the_level_field_not_the_word():
 # ---------------------------------------------------------------- unpruned: everything stays visible
 
 def test_notes_record_each_files_count_the_running_total_and_the_progress(workspace):
-    result = run_flood("s04", workspace, 6)
-    assert result["stop_reason"] == "end_turn" and result["turns"] == 8
-    notes = notes_of(result["messages"])
+    result, _ = run_flood("s04", workspace, 6)
+    assert result.stop_reason == "end_turn" and result.turns == 8
+    notes = notes_of(result.messages)
     expected, total = [], 0
     for number in range(1, 6):  # the note on the last file is its answer, not a note
         total += error_lines_of(number)
         expected.append((f"logs/app-{number:03d}.log", error_lines_of(number), total, number, 6))
     assert notes == expected
-    assert str(error_total(course.snapshot(workspace))) in result["answer"]
-    assert "all 6 log files" in result["answer"]
+    assert str(error_total(course.snapshot(workspace))) in result.answer
+    assert "all 6 log files" in result.answer
 
 
 def test_lists_then_reads_one_log_per_turn_each_after_a_note(workspace):
-    result = run_flood("s04", workspace, 4)
-    replies = [message["content"] for message in result["messages"] if message["role"] == "assistant"][:-1]
-    calls = [[block for block in content if block["type"] == "tool_use"] for content in replies]
+    result, _ = run_flood("s04", workspace, 4)
+    replies = [message["content"] for message in result.messages if message["role"] == "assistant"][:-1]
+    calls = [tool_uses(content) for content in replies]
     assert [turn[0]["name"] for turn in calls] == ["list_files"] + ["read_file"] * 4
     assert [turn[0]["input"] for turn in calls[1:]] == [{"path": f"logs/app-{n:03d}.log"} for n in range(1, 5)]
     assert all(len(turn) == 1 for turn in calls)
@@ -87,11 +75,11 @@ def test_lists_then_reads_one_log_per_turn_each_after_a_note(workspace):
 
 
 def test_reads_at_most_n_files_and_says_the_count_is_partial(workspace):
-    result = run_flood("s04", workspace, 8, model_files=5)
+    result, _ = run_flood("s04", workspace, 8, model_files=5)
     partial = sum(error_lines_of(number) for number in range(1, 6))
-    assert result["turns"] == 7
-    assert f"after 5 of the 8 log files" in result["answer"] and str(partial) in result["answer"]
-    assert "not the full count" in result["answer"]
+    assert result.turns == 7
+    assert f"after 5 of the 8 log files" in result.answer and str(partial) in result.answer
+    assert "not the full count" in result.answer
 
 
 def test_a_missing_folder_is_reported_not_guessed(workspace):
@@ -122,26 +110,25 @@ def test_other_tasks_go_to_the_tutor(workspace):
 # ---------------------------------------------------------------- pruned: the notes carry the work
 
 def test_on_a_pruned_run_it_counts_from_its_notes_and_gets_the_total_right(workspace):
-    result = run_flood("s05", workspace, 12)
-    assert result["stop_reason"] == "end_turn"
-    assert str(error_total(course.snapshot(workspace))) in result["answer"]
-    results = [block["content"] for message in result["messages"] if message["role"] == "user"
+    result, _ = run_flood("s05", workspace, 12)
+    assert result.stop_reason == "end_turn"
+    assert str(error_total(course.snapshot(workspace))) in result.answer
+    results = [block["content"] for message in result.messages if message["role"] == "user"
                and isinstance(message["content"], list) for block in message["content"]]
     masked = [content for content in results if content.startswith("[masked")]
     assert len(masked) == len(results) - load_stage("s05").KEEP_RESULTS  # it never had to read a log twice
-    assert [path for path, *_ in notes_of(result["messages"])] == [f"logs/app-{n:03d}.log" for n in range(1, 12)]
+    assert [path for path, *_ in notes_of(result.messages)] == [f"logs/app-{n:03d}.log" for n in range(1, 12)]
 
 
 def test_after_a_summary_it_continues_from_the_note_in_the_summary(workspace, monkeypatch):
     s05 = load_stage("s05")
     monkeypatch.setattr(s05, "SUMMARY_THRESHOLD", 4_000)
-    result = run_flood("s05", workspace, 20)
-    assert result["stop_reason"] == "end_turn"
-    assert str(error_total(course.snapshot(workspace))) in result["answer"]
-    first = result["messages"][0]["content"]
+    result, _ = run_flood("s05", workspace, 20)
+    assert result.stop_reason == "end_turn"
+    assert str(error_total(course.snapshot(workspace))) in result.answer
+    first = result.messages[0]["content"]
     assert first.startswith(COUNT_TASK) and s05.SUMMARY_HEADING in first
-    reads = [block["input"]["path"] for message in result["messages"] if message["role"] == "assistant"
-             for block in message["content"] if block["type"] == "tool_use"]
+    reads = [arguments["path"] for _, arguments in calls_of(result.messages)]
     assert len(reads) == len(set(reads))  # no log read twice, none skipped (the last ones are still in view)
 
 

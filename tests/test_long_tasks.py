@@ -6,7 +6,7 @@ import anthropic
 import pytest
 
 import course
-from helpers import load_stage
+from helpers import calls_of, load_stage, tool_uses
 from course.__main__ import main
 from course.offline import tokens
 from course.offline.long_tasks import VERBOSE_REASONING_TOKENS, reasoning_paragraph
@@ -34,7 +34,7 @@ def test_long_task_lists_then_reads_one_file_per_turn_with_a_reason(s01, workspa
     ledger(workspace, 5)
     messages = run_long(s01, workspace, 7)["messages"]
     tool_turns = [message["content"] for message in messages if message["role"] == "assistant"][:-1]
-    calls = [[block for block in content if block["type"] == "tool_use"] for content in tool_turns]
+    calls = [tool_uses(content) for content in tool_turns]
     assert [call["name"] for turn in calls for call in turn] == ["list_files"] + ["read_file"] * 5
     assert calls[0][0]["input"] == {"path": "ledger"}
     assert all(len(turn) == 1 for turn in calls)
@@ -129,8 +129,7 @@ def test_verbose_model_acts_when_max_tokens_leaves_room():
                                    messages=[{"role": "user", "content": TOTAL_TASK}],
                                    tools=load_stage("s01").TOOLS)
     assert reply.stop_reason == "tool_use"
-    assert [(block.name, block.input) for block in reply.content if block.type == "tool_use"] == \
-        [("read_file", {"path": "sample.txt"})]
+    assert calls_of(reply) == [("read_file", {"path": "sample.txt"})]
 
 
 def test_models_command_lists_the_long_and_verbose_models(capsys):

@@ -19,7 +19,7 @@ import time
 import pytest
 
 import course
-from helpers import DONE, load_stage, scripted_client, each_stage
+from helpers import DONE, assert_valid_history, load_stage, scripted_client, each_stage, tool_uses
 from local_server import serving_bytes, serving_slowly
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]
@@ -51,9 +51,7 @@ def test_a_tool_name_that_is_not_text_fails_as_one_call(stage_name, name, worksp
     sent = json.loads(requests[-1]) if isinstance(requests[-1], str) else requests[-1]
     history = json.dumps(sent, ensure_ascii=False)
     assert "toolu_1" in history and "read_file" in history  # answered; the name kept as text, for the model to see
-    uses = [block for message in sent["messages"] if isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_use"]
-    assert all(isinstance(block["name"], str) for block in uses)
+    assert all(isinstance(block["name"], str) for block in tool_uses(sent["messages"]))
 
 
 @pytest.mark.parametrize("stage_name", each_stage(*STAGES))
@@ -197,7 +195,7 @@ def test_a_server_that_reuses_a_tool_use_id_on_a_later_turn_ends_the_run_with_a_
     call = read_call(b'{"path":"memo.md"}')  # the same id, toolu_1, every time
     result = run_against("s06", [call, call, DONE_REPLY], workspace, monkeypatch)
     assert result.stop_reason == "api_error" and "'toolu_1' is used twice" in result.explanation
-    course.offline.validate_request({"model": "x", "max_tokens": 1, "messages": result.messages})  # still valid
+    assert_valid_history(result.messages)  # still valid
 
 
 # A scripted model (course.make_client(behaviour=...)) may send what a broken local server would, and

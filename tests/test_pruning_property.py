@@ -17,8 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import course
-from helpers import load_stage
-from course.offline import validate_request
+from helpers import assert_valid_history, load_stage, tool_uses
 from course.offline.cache import check_breakpoints
 
 pytestmark = pytest.mark.stage("s05")  # s05's pruning, on generated histories
@@ -46,7 +45,7 @@ def histories(draw) -> list[dict]:
         if uses:
             results = [{"type": "tool_result", "tool_use_id": block["id"],
                         "content": "log line\n" * draw(st.integers(0, 700)), "is_error": draw(st.booleans())}
-                       for block in content if block["type"] == "tool_use"]
+                       for block in tool_uses(content)]
             after = [{"type": "text", "text": draw(words)}] if draw(st.booleans()) else []
             messages.append({"role": "user", "content": results + after})
         else:
@@ -55,11 +54,10 @@ def histories(draw) -> list[dict]:
 
 
 def assert_valid(messages: list, task: str) -> None:
-    validate_request({"model": "offline", "max_tokens": 10, "messages": messages})  # raises ApiError if not
+    assert_valid_history(messages)  # raises ApiError if not
     assert messages[0]["role"] == "user"
     assert s05.first_text(messages[0]).startswith(task.rstrip())
-    uses = [block["id"] for message in messages if message["role"] == "assistant"
-            for block in message["content"] if block["type"] == "tool_use"]
+    uses = [block["id"] for block in tool_uses(messages)]
     answered = [block["tool_use_id"] for block in s05.tool_results_in(messages)]
     assert sorted(uses) == sorted(answered)
 

@@ -9,7 +9,7 @@ import pytest
 from anthropic.types import ToolUseBlock
 
 import course
-from helpers import REPORT_TASK
+from helpers import REPORT_TASK, assert_valid_history, calls_of, tool_uses
 
 pytestmark = pytest.mark.stage("s00")  # every test here pins s00, unless it says otherwise
 
@@ -20,27 +20,6 @@ RESULT_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "wor
 def run_counted(stage, task: str, workspace, model: str = "offline"):
     client = course.capped(course.make_client(model), 10)
     return stage.run(task, client=client, model=model, workspace=workspace), client.calls
-
-
-def tool_uses(message: dict) -> list[dict]:
-    return [block for block in message["content"] if block["type"] == "tool_use"] if isinstance(message["content"], list) else []
-
-
-def assert_history_is_valid(messages: list[dict]) -> None:
-    """Every tool_use is answered by a tool_result in the next message, except in the final reply."""
-    assert messages[0]["role"] == "user"
-    for index, message in enumerate(messages[:-1]):
-        uses = tool_uses(message)
-        if not uses:
-            continue
-        following = messages[index + 1]
-        assert following["role"] == "user"
-        leading = []
-        for block in following["content"]:
-            if block["type"] != "tool_result":
-                break
-            leading.append(block["tool_use_id"])
-        assert sorted(leading) == sorted(use["id"] for use in uses)
 
 
 def call(name: str, **arguments) -> ToolUseBlock:
@@ -58,7 +37,7 @@ def test_stops_after_one_round_trip_before_the_report_is_written(s00, workspace)
     assert result["stop_reason"] == "tool_use"  # the model still wanted to write the report
     assert tool_uses(result["messages"][-1])[0]["name"] == "write_file"
     assert not (workspace / "report.txt").exists()
-    assert_history_is_valid(result["messages"])
+    assert_valid_history(result["messages"][:-1])  # all but the last reply, whose call s00 never answers
 
 
 @pytest.mark.exercise(1)
@@ -67,13 +46,13 @@ def test_reads_the_file_in_the_first_call_then_stops_after_the_second(s00, works
     result, calls = run_counted(s00, TOTAL_TASK, workspace)
     assert calls == 2 and result["turns"] == 2
     task, first, results, last = result["messages"]
-    assert [(use["name"], use["input"]) for use in tool_uses(first)] == [("read_file", {"path": "sample.txt"})]
+    assert calls_of(first) == [("read_file", {"path": "sample.txt"})]
     (answer,) = results["content"]
     assert answer["tool_use_id"] == tool_uses(first)[0]["id"]
     assert answer["content"] == (workspace / "sample.txt").read_text(encoding="utf-8")
     assert not answer["is_error"]
     assert result["stop_reason"] == "tool_use"  # it wants to calculate next, and s00 has no loop
-    assert_history_is_valid(result["messages"])
+    assert_valid_history(result["messages"][:-1])  # all but the last reply, whose call s00 never answers
 
 
 def test_ends_in_one_call_when_the_model_asks_for_no_tool(s00, workspace):
@@ -108,7 +87,7 @@ def test_a_tool_that_raises_becomes_an_error_result_and_the_run_goes_on(s00, wor
     assert answer["is_error"] is True
     assert "PermissionError" in answer["content"] and "cannot open memo.md" in answer["content"]
     assert result["stop_reason"] == "end_turn"
-    assert_history_is_valid(result["messages"])
+    assert_valid_history(result["messages"])
 
 
 # ---------------------------------------------------------------- exercise 1: the dispatcher

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import course
-from helpers import assert_valid_history
+from helpers import assert_valid_history, tool_uses
 
 pytestmark = pytest.mark.stage("s01")  # every test here pins s01, unless it says otherwise
 
@@ -112,7 +112,7 @@ def test_traces_each_reply_and_each_batch_of_results_as_they_join_the_history(s0
 @pytest.mark.exercise(2)
 def test_answers_parallel_calls_in_one_message_results_first(s01, workspace):
     result, replies = run_recorded(s01, "Summarise memo.md and hello.txt", workspace)
-    ids = [block.id for block in replies[0].content if block.type == "tool_use"]
+    ids = [block.id for block in tool_uses(replies[0])]
     assert len(ids) == 2
     answers = result["messages"][2]
     assert answers["role"] == "user"

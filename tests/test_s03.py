@@ -7,7 +7,7 @@ import json
 import pytest
 
 import course
-from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage
+from helpers import REPORT_TASK as REPORT, assert_valid_history, calls_of, load_stage
 
 pytestmark = pytest.mark.stage("s03")  # every test here pins s03, unless it says otherwise
 
@@ -50,8 +50,7 @@ def test_stops_once_the_token_budget_is_spent(workspace):
 def test_stops_when_the_same_call_repeats(workspace):
     result, client = run_s03(model="offline-looping", workspace=workspace)
     assert result.stop_reason == "no_progress"
-    calls = [(b["name"], b["input"]) for m in result.messages if m["role"] == "assistant"
-             for b in m["content"] if b["type"] == "tool_use"]
+    calls = calls_of(result.messages)
     assert calls[-1] == calls[-2] == calls[-3] and calls[-4] != calls[-1]
     # The 1.5b of "An AI agent is a while loop inside" ran to its guard at turn 8; this one stops at
     # the third repeat.

@@ -16,8 +16,7 @@ import shutil
 import pytest
 
 import course
-from helpers import DONE, REPORT_TASK, results_in, scripted_client
-from course.offline import validate_request
+from helpers import DONE, REPORT_TASK, assert_valid_history, calls_of, results_in, scripted_client, tool_uses
 from course.scenarios import scenario_named
 
 pytestmark = pytest.mark.stage("s04")  # every test here pins s04, unless it says otherwise
@@ -251,10 +250,8 @@ def test_calls_written_as_text_are_run_and_the_model_is_told(s04, workspace):
 def test_the_history_after_a_text_calls_run_is_valid_for_the_api(s04, workspace):
     result = s04.run(REPORT_TASK, model="offline-text-calls", workspace=workspace)
     assert "text_calls_recovered" in result.transitions
-    validate_request({"model": "offline-text-calls", "max_tokens": s04.MAX_TOKENS, "system": s04.SYSTEM_PROMPT,
-                      "tools": s04.TOOLS, "messages": result.messages})
-    assert not [block for message in result.messages if message["role"] == "assistant"
-                for block in message["content"] if block["type"] == "tool_use"]
+    assert_valid_history(result.messages)
+    assert not tool_uses(result.messages)
 
 
 # ---------------------------------------------------------------- the four scenarios: s03 cannot finish them, s04 can
@@ -283,8 +280,7 @@ def test_s04_completes_the_scenario(s04, workspace, name):
 def test_s03_stops_on_no_progress_where_its_bare_errors_teach_nothing(s03, workspace, name):
     result, completed = play(s03, name, workspace)
     assert result.stop_reason == "no_progress" and not completed
-    calls = [(block["name"], block["input"]) for message in result.messages if message["role"] == "assistant"
-             for block in message["content"] if block["type"] == "tool_use"]
+    calls = calls_of(result.messages)
     assert len(calls) == 3 and len({json.dumps(call, sort_keys=True) for call in calls}) == 1  # the same call, thrice
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 import course
-from helpers import load_stage
-from course.offline import validate_request
+from helpers import assert_valid_history, load_stage, run_flood
 from course.offline.flood import COUNT_TASK, error_total, logs
 from course.scenarios import scenario_named
 
@@ -46,15 +45,6 @@ class Notes:
         return [int(re.match(r"masked (\d+)", line)[1]) for line in self.lines if line.startswith("masked ")]
 
 
-def run_flood(s05, workspace, files: int, trace=None):
-    logs(workspace, files)
-    model = f"offline-flood-{files}"
-    client = course.capped(course.make_client(model), 3 * files + 20)
-    result = s05.run(COUNT_TASK, client=client, model=model, workspace=workspace, trace=trace,
-                     limits=s05.Limits(max_turns=3 * files + 20), runs_log=False)
-    return result, client
-
-
 def history(reads: int, errors: tuple[int, ...] = ()) -> list[dict]:
     """A history of ``reads`` turns, each reading one file, as the loop holds it before its next call."""
     messages = [{"role": "user", "content": "Read every file"}]
@@ -66,11 +56,6 @@ def history(reads: int, errors: tuple[int, ...] = ()) -> list[dict]:
             {"type": "tool_result", "tool_use_id": f"toolu_{number:03d}", "content": f"content of file {number}\n" * 50,
              "is_error": number in errors}]})
     return messages
-
-
-def valid(messages: list) -> bool:
-    validate_request({"model": "offline", "max_tokens": 10, "messages": messages})
-    return True
 
 
 # ---------------------------------------------------------------- exercise 1: masking
@@ -95,7 +80,7 @@ def test_masking_keeps_the_latest_results_whole_and_every_pair_intact(s05):
     masked = [message["content"][0] for message in messages[2:7:2]]
     assert [block["tool_use_id"] for block in masked] == ["toolu_001", "toolu_002", "toolu_003"]
     assert masked[0]["is_error"] is True and masked[1]["is_error"] is False
-    assert valid(messages)
+    assert_valid_history(messages)
     assert s05.mask_old_results(messages, 2) == 0                  # a placeholder is not masked again
 
 
@@ -106,7 +91,7 @@ def test_masking_waits_until_the_batch_frees_at_least_the_minimum(s05):
     assert s05.mask_old_results(messages, 2, at_least=3 * 225 + 1) == 0  # three old results are not enough
     assert messages == untouched
     assert s05.mask_old_results(messages, 2, at_least=3 * 225) == 3        # ...until they hold the minimum
-    assert valid(messages)
+    assert_valid_history(messages)
 
 
 @pytest.mark.exercise(1)
@@ -205,7 +190,7 @@ def test_summarising_folds_all_but_the_last_turns_into_a_summary_after_the_task(
     folded = reads - s05.KEEP_TURNS
     assert f"read_file ×{folded}" in first and f"I'll read file {folded}." in first  # the folded calls and notes
     assert state.usage["input_tokens"] > 0                           # summarising is billed
-    assert valid(state.messages)
+    assert_valid_history(state.messages)
 
 
 @pytest.mark.exercise(2)

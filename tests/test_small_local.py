@@ -10,7 +10,7 @@ import pytest
 import course
 from course import ladder
 from course.scenarios import REPORT_TASK, Scenario, reports_every_file
-from helpers import assert_valid_history
+from helpers import assert_valid_history, calls_of, tool_uses
 
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
 
@@ -50,21 +50,20 @@ def test_the_echoing_model_copies_its_prompt_until_cut_at_max_tokens(max_tokens)
     assert reply.stop_reason == "max_tokens" and reply.usage.output_tokens == max_tokens
     pieces = [piece for piece in text_of(reply).split("\n\n") if piece]
     assert len(pieces) > 1 and all(piece in SYSTEM or piece in task for piece in pieces)
-    assert not [block for block in reply.content if block.type == "tool_use"]
+    assert not tool_uses(reply)
 
 
 def test_the_rambling_model_sends_one_complete_tool_use_then_is_cut():
     reply = ask("offline-ramble", "Read memo.md and todo.md and summarise them")
-    calls = [block for block in reply.content if block.type == "tool_use"]
     assert reply.stop_reason == "max_tokens"
-    assert [(call.name, call.input) for call in calls] == [("read_file", {"path": "memo.md"})]  # one of two, complete
+    assert calls_of(reply) == [("read_file", {"path": "memo.md"})]  # one of two, complete
     assert reply.content[-1].type == "text" and "{" not in reply.content[-1].text  # the ramble holds no second call
 
 
 def test_the_rambling_model_writes_one_complete_json_call_as_text_then_is_cut():
     reply = ask("offline-ramble-text", "List the files in the workspace")
     text = text_of(reply)
-    assert reply.stop_reason == "max_tokens" and not [b for b in reply.content if b.type == "tool_use"]
+    assert reply.stop_reason == "max_tokens" and not tool_uses(reply)
     [line] = [line for line in text.splitlines() if line.startswith("{")]
     assert json.loads(line) == {"name": "list_files", "arguments": {"path": "."}}
     before, after = text.split(line, 1)
@@ -82,26 +81,26 @@ def test_the_rambling_model_ends_its_answer_normally():
 def test_the_stubborn_model_repeats_its_failing_call_where_the_typo_model_takes_the_hint():
     stubborn = ask("offline-stubborn", failed_read("meom.md", ACTIONABLE))
     typo = ask("offline-typo", failed_read("meom.md", ACTIONABLE))
-    assert [(b.name, b.input) for b in stubborn.content if b.type == "tool_use"] == [("read_file", {"path": "meom.md"})]
-    assert [(b.name, b.input) for b in typo.content if b.type == "tool_use"] == [("read_file", {"path": "memo.md"})]
+    assert calls_of(stubborn) == [("read_file", {"path": "meom.md"})]
+    assert calls_of(typo) == [("read_file", {"path": "memo.md"})]
 
 
 def test_the_stubborn_model_misspells_the_file_the_task_names():
     reply = ask("offline-stubborn", "Summarise todo.md")
-    assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [("read_file", {"path": "tood.md"})]
+    assert calls_of(reply) == [("read_file", {"path": "tood.md"})]
 
 
 @pytest.mark.parametrize("example", ["memo.md", "notes/plan.txt"])
 def test_the_borrowing_model_reads_the_example_file_of_the_tool_description(example):
     tool = json.loads(json.dumps(READ_FILE).replace("memo.md", example))
     reply = ask("offline-borrowing", "Read sample.txt and compute the total price", tools=[tool])
-    assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [("read_file", {"path": example})]
+    assert calls_of(reply) == [("read_file", {"path": example})]
 
 
 def test_the_borrowing_model_keeps_the_task_file_when_no_example_names_a_file():
     tool = json.loads(json.dumps(READ_FILE).replace("e.g. 'memo.md'", "relative to the workspace"))
     reply = ask("offline-borrowing", "Read sample.txt and compute the total price", tools=[tool])
-    assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [("read_file", {"path": "sample.txt"})]
+    assert calls_of(reply) == [("read_file", {"path": "sample.txt"})]
 
 
 def test_the_borrowing_model_repeats_a_tool_result_back_as_its_answer():

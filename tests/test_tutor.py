@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from helpers import load_stage
+from helpers import calls_of, load_stage, tool_uses
 from course.offline import OfflineTransport
 
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
@@ -119,7 +119,7 @@ def test_summary_names_the_file_it_read(workspace, language):
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_says_why_before_each_tool_call(workspace, family, language):
     result = run(TASKS[family][language], workspace)
-    calling = [m for m in assistant_messages(result) if any(b["type"] == "tool_use" for b in m["content"])]
+    calling = [message for message in assistant_messages(result) if tool_uses(message)]
     assert calling
     for message in calling:
         kinds = [block["type"] for block in message["content"]]
@@ -130,11 +130,9 @@ def test_says_why_before_each_tool_call(workspace, family, language):
 def test_reads_two_named_files_in_parallel(workspace):
     result = run("Summarise memo.md and hello.txt", workspace)
     first = assistant_messages(result)[0]
-    calls = [block for block in first["content"] if block["type"] == "tool_use"]
-    assert [(call["name"], call["input"]) for call in calls] == [("read_file", {"path": "memo.md"}),
-                                                                 ("read_file", {"path": "hello.txt"})]
+    assert calls_of(first) == [("read_file", {"path": "memo.md"}), ("read_file", {"path": "hello.txt"})]
     answered = [block["tool_use_id"] for block in result["messages"][2]["content"]]
-    assert answered == [call["id"] for call in calls]
+    assert answered == [call["id"] for call in tool_uses(first)]
     assert result["stop_reason"] == "end_turn" and result["turns"] == 2
     assert names("memo.md", result["answer"]) and names("hello.txt", result["answer"])
 
