@@ -385,3 +385,43 @@ def test_the_sdk_retries_get_most_calls_through_transient_faults():
     assert 0 < without_retries < 20  # faults are injected, and not always
     assert with_retries > without_retries
     assert with_retries >= 15
+
+
+# ---------------------------------------------------------------- API version 2026-10-21
+
+def test_the_sdk_sends_the_api_version_whose_rules_the_offline_model_applies():
+    import anthropic._constants
+    assert anthropic._constants.ANTHROPIC_API_VERSION == "2026-10-21"
+
+
+@pytest.mark.parametrize("name, value", [("temperature", 1.0), ("top_p", 0.9), ("top_k", 5), ("temperature", 0.0)])
+def test_sampling_parameters_are_refused_even_at_their_defaults(name, value):
+    client = course.make_client("offline", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(model="offline", max_tokens=50, messages=[{"role": "user", "content": "Hello"}],
+                               extra_body={name: value})
+    assert refused.value.body["error"] == {"type": "invalid_request_error", "message": f"{name}: Extra inputs are not permitted"}
+
+
+def test_the_older_api_version_still_takes_them():
+    client = course.make_client("offline", max_retries=0)
+    reply = client.messages.create(model="offline", max_tokens=50, messages=[{"role": "user", "content": "Hello"}],
+                                   extra_body={"temperature": 0.2}, extra_headers={"anthropic-version": "2023-06-01"})
+    assert reply.content
+
+
+def test_a_document_in_an_assistant_message_and_citations_on_a_user_text_are_refused():
+    document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}}
+    cited = {"type": "text", "text": "as quoted", "citations": [{"type": "char_location", "cited_text": "x",
+                                                                 "document_index": 0, "start_char_index": 0,
+                                                                 "end_char_index": 1}]}
+    histories = {"document in assistant": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [document]},
+                                           {"role": "user", "content": "Go on"}],
+                 "citations on user text": [{"role": "user", "content": [cited]}]}
+    client = course.make_client("offline", max_retries=0)
+    for name, messages in histories.items():
+        with pytest.raises(anthropic.BadRequestError, match="not accepted"):
+            client.messages.create(model="offline", max_tokens=50, messages=messages)
+        old = client.messages.create(model="offline", max_tokens=50, messages=messages,
+                                     extra_headers={"anthropic-version": "2023-06-01"})
+        assert old.content, name

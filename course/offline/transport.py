@@ -36,7 +36,7 @@ from .cache import PromptCache, check_breakpoints
 from .behaviours import Reply
 from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
-from .validation import ApiError, validate_request
+from .validation import LATEST_API_VERSION, ApiError, validate_request
 from ..replies import cleaned, reply_problem
 
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -74,6 +74,7 @@ class OfflineTransport(httpx2.MockTransport):
         self.script = script
         self._random = random.Random(self.faults.seed)
         self.prompt_cache = PromptCache()
+        self.api_version = LATEST_API_VERSION  # of the request being answered: its anthropic-version header
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         fault = self._maybe_fault(request)
@@ -81,6 +82,7 @@ class OfflineTransport(httpx2.MockTransport):
             return fault
         try:
             body = json.loads(request.content or b"{}")
+            self.api_version = request.headers.get("anthropic-version", LATEST_API_VERSION)
             if request.url.path == "/v1/messages":
                 return httpx2.Response(200, json=self.create(body))
             if request.url.path == "/v1/messages/count_tokens":
@@ -102,7 +104,7 @@ class OfflineTransport(httpx2.MockTransport):
         return httpx2.Response(status, json=ApiError(status, error_type, message).body(), headers={"retry-after-ms": "1"})
 
     def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, Script]:
-        validate_request(body, needs_max_tokens=needs_max_tokens)
+        validate_request(body, needs_max_tokens=needs_max_tokens, api_version=self.api_version)
         check_breakpoints(body)
         if body.get("stream"):
             raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")

@@ -17,6 +17,13 @@ Where the real wording is known it is reproduced, with its source:
 * "Tool names must be unique.": tailcallhq/forgecode issue #892 (the API's raw error).
 * "prompt is too long: N tokens > M maximum": reported in earendil-works/pi issue #102.
 * "all messages must have non-empty content except for the optional final assistant message".
+* API version 2026-10-21 (the version anthropic 2.x sends in its ``anthropic-version`` header) refuses
+  ``temperature``, ``top_p`` and ``top_k`` even at their default values ("temperature: Extra inputs
+  are not permitted", as measured against the real API), a document block placed directly in an
+  assistant message, and a non-empty ``citations`` list on a text block of a user message; 2023-06-01
+  takes all three. Source: "Migrating to API version 2026-10-21",
+  https://platform.claude.com/docs/en/api/migration-2026-10-21 (the wording of the last two errors
+  is an approximation).
 
 The field errors ("Field required", "Input should be ...") follow the API's validation style
 (it reports pydantic-style messages such as "String should match pattern"); their exact text
@@ -28,6 +35,9 @@ from __future__ import annotations
 import re
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+API_VERSIONS = ("2023-06-01", "2026-10-21")
+LATEST_API_VERSION = API_VERSIONS[-1]
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")  # gone in 2026-10-21
 
 
 class ApiError(Exception):
@@ -54,11 +64,18 @@ def _blocks(content) -> list:
     return list(content)
 
 
-def validate_request(body: dict, *, needs_max_tokens: bool = True) -> None:
-    """Raise ApiError for the first rule the request breaks, like the API does."""
+def validate_request(body: dict, *, needs_max_tokens: bool = True, api_version: str = LATEST_API_VERSION) -> None:
+    """Raise ApiError for the first rule the request breaks, like the API does, under ``api_version``
+    (the request's anthropic-version header)."""
+    if api_version not in API_VERSIONS:
+        raise invalid(f"anthropic-version: {api_version!r} is not a valid version; use one of {', '.join(API_VERSIONS)}")
     for field in ("model", "messages") + (("max_tokens",) if needs_max_tokens else ()):
         if field not in body:
             raise invalid(f"{field}: Field required")
+    if api_version >= "2026-10-21":
+        for name in SAMPLING_PARAMETERS:
+            if name in body:
+                raise invalid(f"{name}: Extra inputs are not permitted")
     if not isinstance(body["model"], str) or not body["model"]:
         raise invalid("model: Input should be a valid string")
     if needs_max_tokens:
@@ -69,6 +86,21 @@ def validate_request(body: dict, *, needs_max_tokens: bool = True) -> None:
             raise invalid("max_tokens: Input should be greater than or equal to 1")
     _validate_tools(body.get("tools") or [])
     _validate_messages(body["messages"])
+    if api_version >= "2026-10-21":
+        _validate_2026_content(body["messages"])
+
+
+def _validate_2026_content(messages: list) -> None:
+    """What 2026-10-21 refuses inside messages: a document straight in an assistant message (one nested in
+    another block, such as a tool result, is still taken), citations on a user's text block."""
+    for index, message in enumerate(messages):
+        for position, block in enumerate(_blocks(message["content"])):
+            if message["role"] == "assistant" and block.get("type") == "document":
+                raise invalid(f"messages.{index}.content.{position}: document blocks are not accepted in assistant "
+                              "messages; send the document in a user message")
+            if message["role"] == "user" and block.get("type") == "text" and block.get("citations"):
+                raise invalid(f"messages.{index}.content.{position}.citations: citations are not accepted on text "
+                              "blocks of user messages; remove them")
 
 
 def _validate_tools(tools: list) -> None:
