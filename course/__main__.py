@@ -1,6 +1,7 @@
 """The course's command line, for everything that is not one stage: ``python -m course COMMAND``.
 
     run STAGE "TASK" [--model ID] [--workspace DIR] [--json] [stage options]   a stage on a task
+    run STAGE --resume RUN [stage options]                                      a stopped run, continued (s02 on)
     run STAGE --scenario NAME [--json]                                          a stage on a ladder scenario, traced
     ladder [--json | --markdown]                                                every scenario against every stage
     stats [--json] [--log PATH]                                                 the runs log, summed up
@@ -12,22 +13,26 @@
     doctor [--model ID] [--json]                                               what a model does with the course's requests
 
 Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
-listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback.
+listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback; output
+cut short (``| head``) ends the command quietly. A run's fresh workspace is removed when the run is
+over, unless ``--keep-workspace`` (course/cli.py says when a run keeps it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 
 from . import ladder, scenarios, stats
+from .cli import REMOVED, closed_pipe, flush_quietly
 from .commands import course_command
 from .models import CourseError
 from .offline import MODELS
 from .trace import TracePrinter
-from .workspace import prepare_workspace
+from .workspace import keep, prepare_workspace
 
 
 # ---------------------------------------------------------------- run
@@ -39,6 +44,8 @@ def add_run(parser: argparse.ArgumentParser) -> None:
         scenario.name for scenario in scenarios.SCENARIOS))
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
     parser.add_argument("--workspace", help="folder to work in (default: a fresh copy of the sample workspace)")
+    parser.add_argument("--keep-workspace", action="store_true",
+                        help="keep the fresh copy when the run is over (it is removed otherwise)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line summarising the run")
 
 
@@ -46,14 +53,21 @@ def do_run(args, stage_options: list[str]) -> int:
     """A task goes to the stage's own command line; a scenario is set up here and judged like a ladder cell."""
     if args.scenario:
         return run_scenario(args, stage_options)
-    if not args.task:
+    resuming = any(option == "--resume" or option.startswith("--resume=") for option in stage_options)
+    if not args.task and not resuming:
         raise CourseError(f"say what {args.stage} should do: {course_command()} run {args.stage} \"TASK\" "
                           "(or --scenario NAME)")
-    argv = [args.task] + stage_options
+    argv = ([args.task] if args.task else []) + stage_options
     argv += ["--model", args.model] if args.model else []
     argv += ["--workspace", args.workspace] if args.workspace else []
+    argv += ["--keep-workspace"] if args.keep_workspace else []
     argv += ["--json"] if args.json else []
     return ladder.load_stage(args.stage).main(argv)
+
+
+def kept(workspace):
+    keep(workspace)  # --keep-workspace: the learner's now, never removed by a later run
+    return workspace
 
 
 def run_scenario(args, stage_options: list[str]) -> int:
@@ -63,13 +77,17 @@ def run_scenario(args, stage_options: list[str]) -> int:
     scenario = scenarios.scenario_named(args.scenario)
     print(f"scenario {scenario.name}: {scenario.task!r} on {scenario.model}"
           + (f" ({scenario.shows})" if scenario.shows else ""))
-    cell = ladder.run_cell(args.stage, scenario, prepare_workspace(), trace=TracePrinter(), log_runs=True)
+    # The scenario resumes its run itself: when the cell is judged, the run is over for good.
+    with contextlib.ExitStack() as removed_after:
+        workspace = kept(prepare_workspace()) if args.keep_workspace else removed_after.enter_context(ladder.scratch_workspace())
+        cell = ladder.run_cell(args.stage, scenario, workspace, trace=TracePrinter(), log_runs=True)
     if cell.error:
         print(f"\nthe stage raised {cell.error}")
     else:
         print(f"\nanswer:\n{cell.answer or '(no text)'}")
     print(f"outcome: {ladder.cell_text(cell.row())} · {cell.input_tokens} input tokens")
-    print(f"workspace: {cell.workspace}")
+    print(f"workspace: {cell.workspace}" if args.keep_workspace
+          else f"workspace: {REMOVED}")
     if args.json:
         print(json.dumps(cell.row(), ensure_ascii=False))
     return 0 if cell.outcome == "completed" else 1
@@ -208,6 +226,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered is written now, while a closed pipe can be caught
+        return code
+    except BrokenPipeError:  # the reader went away (`| head`): end as such a program does, in silence
+        return closed_pipe()
+    except SystemExit:  # --help, or a bad option: argparse has printed its text; write it out now
+        flush_quietly()
+        raise
+
+
+def _main(argv) -> int:
     top = parser()
     args, unknown = top.parse_known_args(argv)
     if unknown and args.command != "run":  # only `run` passes options on, to the stage's own command line

@@ -8,15 +8,16 @@ A stage marks each exercise as a block of complete statements, at one indentatio
 
 * ``find_regions(source)`` reads those markers (and rejects malformed ones with a one-line error);
 * ``make_student_copy(stage, dest)`` writes DEST/agent.py (and any other module of the stage, such as
-  s06's gate.py) with every region's statements replaced by a ``raise NotImplementedError`` that names
-  the exercise, plus the stage's notebooks;
-* ``check(stage, dest)`` runs the stage's pinned tests (tests/test_sNN*.py) against that copy in a
+  s06's permissions.py) with every region's statements replaced by a ``raise NotImplementedError`` that names
+  the exercise, plus the stage's notebooks (and, inside a git work tree, a .gitignore that has git
+  ignore the copy);
+* ``check(stage, dest)`` runs the tests that pin the stage (``@pytest.mark.stage``) against that copy in a
   child process (pytest) and prints a scorecard, one line per exercise.
 
 How a test run reaches the student copy: ``check`` sets ``AGENT_COURSE_STUDENT_STAGE="sNN=DEST"`` for the
 child, and the tests' ``load_stage("sNN")`` then calls ``import_student_copy``, which imports
 DEST/agent.py under its own module name, inside a package made of DEST (so that the copy's
-``from . import gate`` finds the student's gate.py, not the reference's). The per-test outcomes and their ``@pytest.mark.exercise(N)``
+``from .permissions import ...`` finds the student's permissions.py, not the reference's). The per-test outcomes and their ``@pytest.mark.exercise(N)``
 markers come back as JSON from the small plugin in ``course.scorecard_plugin``.
 """
 
@@ -45,6 +46,7 @@ from .models import CourseError
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STUDENT_STAGE_VARIABLE = "AGENT_COURSE_STUDENT_STAGE"
 SCORECARD_JSON_VARIABLE = "AGENT_COURSE_SCORECARD_JSON"
+GRADED_STAGE_VARIABLE = "AGENT_COURSE_GRADED_STAGE"  # the stage whose pinned tests the scorecard keeps
 PLUGIN = "course.scorecard_plugin"
 # A student's loop can run forever (s01's loop has no stop of its own); the grader must not.
 CHECK_TIMEOUT_SECONDS = 300
@@ -187,7 +189,7 @@ def stage_folder(stage: str) -> Path:
 
 
 def stage_modules(stage: str) -> list[Path]:
-    """The stage's modules: agent.py first, then any module beside it (s06's gate.py and confine.py)."""
+    """The stage's modules: agent.py first, then any module beside it (s06's permissions.py)."""
     folder = stage_folder(stage)
     return [folder / "agent.py"] + sorted(path for path in folder.glob("*.py") if path.name not in ("agent.py", "__init__.py"))
 
@@ -219,6 +221,30 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
     return dest
 
 
+IGNORE_EVERYTHING = "# A student copy of the course: git ignores this folder (delete this file to track it).\n*\n"
+
+
+def enclosing_work_tree(folder: Path) -> Path | None:
+    """The git work tree that holds ``folder`` (a parent with .git, a folder or a worktree's file), or None.
+    ``folder``'s own .git does not count: a copy that is a repository of its own dirties no one else's."""
+    return next((parent for parent in folder.parents if (parent / ".git").exists()), None)
+
+
+def _ignore_in_work_tree(dest: Path) -> None:
+    """A copy written inside a work tree (``course exercise s00 my-s00`` in the course's clone) would show
+    in ``git status`` as an untracked folder: a .gitignore of ``*`` in the copy makes git ignore the
+    whole folder, .gitignore included, and leaves the repository's own .gitignore alone."""
+    tree = enclosing_work_tree(dest)
+    if tree is None:
+        return
+    ignore = dest / ".gitignore"
+    if ignore.exists():
+        print(f"kept {ignore}: it says what git ignores here (the copy lies inside the git work tree {tree})")
+        return
+    ignore.write_text(IGNORE_EVERYTHING, encoding="utf-8")
+    print(f"wrote {ignore}: git ignores the copy, which lies inside the git work tree {tree}")
+
+
 def _write_copy(dest: Path, stage: str, students: dict[str, str], regions: list) -> Path:
     for name, student_source in students.items():
         (dest / name).write_text(student_source, encoding="utf-8")
@@ -234,6 +260,7 @@ def _write_copy(dest: Path, stage: str, students: dict[str, str], regions: list)
         (dest / notebook.name).write_text(text, encoding="utf-8")
         print(f"wrote {dest / notebook.name}"
               + ("" if points_at_copy else f" (note: it does not say `from {stage} import agent`, so it may run the reference)"))
+    _ignore_in_work_tree(dest)
     return dest
 
 
@@ -301,7 +328,7 @@ def import_student_copy(stage: str) -> ModuleType | None:
     name = student_module_name(stage)
     if name in sys.modules:  # imported once per test session, like any module
         return sys.modules[name]
-    package = f"student_copy_of_{stage}"  # the copy's folder as a package: its agent.py imports its gate.py
+    package = f"student_copy_of_{stage}"  # the copy's folder as a package: its agent.py imports its permissions.py
     for loaded in [loaded for loaded in sys.modules if loaded == package or loaded.startswith(package + ".")]:
         del sys.modules[loaded]
     sys.modules[package] = ModuleType(package)
@@ -362,9 +389,14 @@ class ScoreLine:
 
 
 def pinned_tests(stage: str) -> list[Path]:
-    tests = sorted((REPO_ROOT / "tests").glob(f"test_{stage}*.py"))
+    """The test files that may hold tests pinning ``stage``: those that declare pins (@pytest.mark.stage,
+    or helpers.each_stage) and name the stage. Which of their tests pin it, the tests say themselves;
+    the scorecard plugin keeps only those (reading fewer files makes a check start sooner)."""
+    named, declares = re.compile(rf"\b{re.escape(stage)}\b"), re.compile(r"mark\.stage\(\s*[\"']|each_stage\(")
+    tests = [path for path in sorted((REPO_ROOT / "tests").glob("test_*.py"))
+             if declares.search(text := path.read_text(encoding="utf-8")) and named.search(text)]
     if not tests:
-        raise CourseError(f"stage {stage} has no pinned tests (tests/test_{stage}*.py)")
+        raise CourseError(f"stage {stage} has no pinned tests (no test in tests/ names it)")
     return tests
 
 
@@ -391,6 +423,7 @@ def run_pinned_tests(stage: str, dest: Path, tests: list[Path]) -> PytestRun:
     with tempfile.TemporaryDirectory(prefix="course-check-") as scratch:
         report, printed = Path(scratch) / "outcomes.json", Path(scratch) / "printed.txt"
         variables = {STUDENT_STAGE_VARIABLE: f"{stage}={dest}", SCORECARD_JSON_VARIABLE: str(report),
+                     GRADED_STAGE_VARIABLE: stage,
                      # The pinned tests need no third-party pytest plugin: not loading them (hypothesis's
                      # alone takes a second to import) makes a check faster, and keeps pytest-xdist out of it.
                      "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -476,7 +509,7 @@ def scorecard(stage: str, dest: Path, tests: list[Path], regions: list[Region], 
     lines = score(regions, run.outcomes)
     collected = not run.collection_errors
     width = max(len(line.label) for line in lines) if lines else 0
-    text = [f"{stage} scorecard for {dest}  ({', '.join(f'tests/{test.name}' for test in tests)})"]
+    text = [f"{stage} scorecard for {dest}  ({len(run.outcomes)} tests that pin {stage}, in {len(tests)} files of tests/)"]
     text += [f"  {line.label:<{width}}  {_verdict(line, collected)}" for line in lines]
     text += [f"  could not collect {error}" for error in run.collection_errors]
     if run.outcomes and not run.student_copy_loaded:

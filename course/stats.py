@@ -4,6 +4,10 @@
 task took, which tool failed how often, and how often runs were cut off. Every run of s03 and
 later appends one line to the runs log (``course/runlog.py``); this module adds them up, with a
 fourth number a team watches as closely: what a run costs, in dollars (``course/prices.py``).
+
+An offline run costs nothing: its dollars are what the same tokens would cost on the model the
+offline ids are priced as (``models.DEFAULT_CLAUDE_MODEL``: see ``course/prices.py``), and the table says so, apart from the
+money runs of real models spent.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ from collections import Counter
 from pathlib import Path
 
 from . import prices, runlog
-from .models import CourseError
+from .models import DEFAULT_CLAUDE_MODEL, CourseError, is_offline
 from .schema import first_problem
 
 NATURAL_END = "end_turn"
 
 
-# What stats reads in each record; a line of JSON in another shape crashed it (red team, round 7).
+# What stats reads in each record: a line of JSON in another shape (a number, a list, a count that is
+# text, the log edited by hand) is one line of error naming the file, not a crash in the middle of the sums.
 COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": 10**9}  # 10**400 overflowed the mean
 COUNTS = {"type": "object", "additionalProperties": COUNT}
 RECORD_SHAPE = {"type": "object", "properties": {
@@ -71,12 +76,22 @@ def run_cost(record: dict) -> float | None:
     return None
 
 
+def is_offline_run(record: dict) -> bool:
+    return isinstance(record.get("model"), str) and is_offline(record["model"])
+
+
 def cost_per_run(records: list[dict]) -> dict:
-    """Mean, max and total dollars over the runs whose model has a price; how many had none."""
-    costs = [cost for cost in map(run_cost, records) if cost is not None]
+    """Mean, max and total dollars over the runs whose model has a price; how many had none. Of the
+    total, ``spent_usd`` is what runs of real models spent, and ``offline_usd`` what the offline runs
+    (which spent nothing) would cost on ``offline_priced_as``."""
+    priced = [(record, cost) for record in records if (cost := run_cost(record)) is not None]
+    costs = [cost for _, cost in priced]
+    offline = [cost for record, cost in priced if is_offline_run(record)]
     return {"priced_runs": len(costs), "unpriced_runs": len(records) - len(costs),
             "mean_usd": sum(costs) / len(costs) if costs else 0.0,
-            "max_usd": max(costs, default=0.0), "total_usd": sum(costs)}
+            "max_usd": max(costs, default=0.0), "total_usd": sum(costs),
+            "spent_usd": sum(costs) - sum(offline), "offline_runs": len(offline), "offline_usd": sum(offline),
+            "offline_priced_as": DEFAULT_CLAUDE_MODEL}
 
 
 def table(summary: dict, path: Path) -> str:
@@ -87,7 +102,7 @@ def table(summary: dict, path: Path) -> str:
              f"runs: {summary['runs']}",
              f"turns: mean {summary['turns']['mean']:.1f}, max {summary['turns']['max']}",
              f"cut off (any stop but {NATURAL_END}): {summary['cut_off']:.0%}",
-             cost_line(summary["cost"]),
+             *cost_lines(summary["cost"]),
              "", f"{'stop reason':<16}{'share':>7}"]
     lines += [f"{str(reason):<16}{share:>7.0%}" for reason, share in summary["stop_reasons"].items()]
     lines += ["", f"{'tool':<16}{'calls':>7}{'errors':>8}{'failed':>8}"]
@@ -97,12 +112,21 @@ def table(summary: dict, path: Path) -> str:
     return "\n".join(lines)
 
 
-def cost_line(cost: dict) -> str:
+def cost_lines(cost: dict) -> list[str]:
+    """The cost line, and for offline runs what their dollars are: a price, not money spent."""
     if not cost["priced_runs"]:
-        return "cost per run: no run of a model with a known price"
+        return ["cost per run: no run of a model with a known price"]
     unpriced = f"; {cost['unpriced_runs']} run(s) of models with no price left out" if cost["unpriced_runs"] else ""
-    return (f"cost per run: mean ${cost['mean_usd']:.4f}, max ${cost['max_usd']:.4f}; "
-            f"${cost['total_usd']:.4f} over {cost['priced_runs']} run(s){unpriced}")
+    lines = [f"cost per run: mean ${cost['mean_usd']:.4f}, max ${cost['max_usd']:.4f}; "
+             f"${cost['total_usd']:.4f} over {cost['priced_runs']} run(s){unpriced}"]
+    offline, model = cost["offline_runs"], cost["offline_priced_as"]
+    if offline == cost["priced_runs"]:
+        lines.append(f"  offline runs, nothing spent: this is what they would cost on {model}")
+    elif offline:
+        lines.append(f"  ${cost['spent_usd']:.4f} spent by {cost['priced_runs'] - offline} run(s) of real models; "
+                     f"the {offline} offline run(s) spent nothing:")
+        lines.append(f"  their ${cost['offline_usd']:.4f} is what they would cost on {model}")
+    return lines
 
 
 def whole_runs(records: list[dict]) -> list[dict]:

@@ -9,6 +9,9 @@ the loop itself never prints. The kinds:
 * ``"stop"``: why the loop ended, in one line (from s03);
 * ``"usage"``: the ``usage`` of the reply just recorded (from s05): the call's tokens, split into
   those read from the prompt cache, those written to it, and the rest (``input_tokens``);
+* ``"resumed"``: the state of a run loaded from its transcript (from s02), with its ``turn_count``,
+  ``usage`` and ``transcript``: the trace numbers the next turn after the last one taken, and adds
+  the next calls' tokens to those the run had sent;
 * ``"note"``: anything else worth a line (pruning, a gate decision...).
 """
 

@@ -153,7 +153,8 @@ def _scan(path: Path) -> _Scan:
 
 
 # What each saved line must hold for a stage to go on from it. A line of JSON in another shape (the
-# file edited by hand, or by something else) crashed every stage's resume (red team, round 7).
+# file edited by hand, or by something else) is refused here in one line; unchecked, it would crash
+# the stage's resume somewhere in its loop.
 BLOCK = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}, "allOf": [
     {"if": {"required": ["type"], "properties": {"type": {"const": "tool_use"}}},
      "then": {"required": ["id", "name", "input"], "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}},
@@ -239,7 +240,7 @@ def first_line(path: Path) -> dict:
 def find(which: str | Path, stage: str | None = None) -> Path:
     """The transcript named by ``which``: ``last`` (the newest), a run id, or a path; with ``stage``,
     only that stage's runs: another stage's saved state lacks what this one keeps (s05's cache
-    counts, say), and resuming it crashed (red team, round 7)."""
+    counts, say), and resuming it would crash the stage."""
     which = str(which)
     if which == "last":
         # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.

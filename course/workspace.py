@@ -1,4 +1,10 @@
-"""The workspace: the small sample project the agents work on, copied fresh for each run."""
+"""The workspace: the small sample project the agents work on, copied fresh for each run.
+
+A fresh copy lives in a temporary folder of its own, ``agent-course-XXXX/workspace``, with a mark
+beside it (outside the workspace, so not among the files the agent works on): that is how the command
+line tells a copy the course made, which it may remove when the run is over, from a folder the
+learner named or asked to keep, which it never removes.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from pathlib import Path
 from .models import CourseError
 
 SAMPLE = Path(__file__).parent / "sample_workspace"
+FRESH_MARK = "fresh-copy-of-the-sample"  # in the copy's temporary folder, beside the workspace
 
 
 def prepare_workspace(workspace: str | Path | None = None) -> Path:
@@ -18,9 +25,33 @@ def prepare_workspace(workspace: str | Path | None = None) -> Path:
         if not path.is_dir():
             raise CourseError(f"workspace {str(workspace)!r} is not an existing folder; create it or leave --workspace out")
         return path.resolve()
-    target = Path(tempfile.mkdtemp(prefix="agent-course-")) / "workspace"
+    folder = Path(tempfile.mkdtemp(prefix="agent-course-"))
+    target = folder / "workspace"
     shutil.copytree(SAMPLE, target)
+    (folder / FRESH_MARK).write_text("The workspace beside this file is a copy of the course's sample, made for one run; "
+                                     "the command line removes it when the run is over.\n", encoding="utf-8")
     return target.resolve()
+
+
+def is_fresh_copy(workspace: str | Path) -> bool:
+    """Whether ``workspace`` is a copy ``prepare_workspace`` made that nobody has asked to keep."""
+    path = Path(workspace)
+    return path.name == "workspace" and (path.parent / FRESH_MARK).is_file()
+
+
+def keep(workspace: str | Path) -> None:
+    """Make a fresh copy the learner's: named with --workspace, or kept with --keep-workspace, it is never removed."""
+    if is_fresh_copy(workspace):
+        (Path(workspace).parent / FRESH_MARK).unlink(missing_ok=True)
+
+
+def remove_fresh_copy(workspace: str | Path) -> bool:
+    """Remove ``workspace`` and its temporary folder if it is a fresh copy; returns whether it is gone."""
+    if not is_fresh_copy(workspace):
+        return False
+    folder = Path(workspace).parent
+    shutil.rmtree(folder, ignore_errors=True)
+    return not folder.exists()
 
 
 def shown(name: str) -> str:

@@ -19,7 +19,7 @@ import course
 from helpers import REPORT_TASK, load_stage
 
 ROOT = Path(__file__).resolve().parent.parent
-SUMMARY_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace"}
+SUMMARY_KEYS = {"stage", "model", "answer", "stop_reason", "turns", "usage", "workspace", "workspace_removed"}
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import course
 from course.offline import Faults, Reply
 from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage, results_in, scripted_client
 
+pytestmark = pytest.mark.stage("s02")  # every test here pins s02, unless it says otherwise
+
 LIST = "List the files in the workspace"
 
 
@@ -114,6 +116,7 @@ def test_the_tutor_checks_an_interrupted_write_and_does_not_write_twice(workspac
     assert called == ["list_files", "write_file", "read_file"] and result.stop_reason == "end_turn"
 
 
+@pytest.mark.stage("s03")
 def test_limits_given_on_resume_apply(workspace):
     s03 = load_stage("s03")
     short = s03.run(REPORT, workspace=workspace, limits=s03.Limits(max_turns=1), runs_log=False)
@@ -194,6 +197,7 @@ def test_the_command_line_wants_a_task_or_a_run_to_resume(argv, message, capsys)
     (["--retries", "-1"], "0 or more"),
     (["--faults", "0.3", "--model", "claude-sonnet-5"], "offline model only"),
 ])
+@pytest.mark.stage("s01")
 def test_fault_options_are_checked_in_one_line(argv, message, capsys):
     assert load_stage("s01").main([LIST] + argv) == 2
     err = capsys.readouterr().err

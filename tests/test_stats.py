@@ -1,4 +1,5 @@
-"""`python -m course stats`: the three numbers of seed 000 over the runs log."""
+"""`python -m course stats`: the three numbers of "Building an agent loop yourself" over the runs log,
+and what the runs cost (offline runs: what they would cost, nothing spent)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ def test_stats_on_a_broken_log_are_one_line_of_error(tmp_path, capsys):
     assert error.startswith("error:") and error.count("\n") == 1
 
 
+@pytest.mark.stage("s03")
 def test_stats_count_the_runs_a_stage_logs(workspace):
     if "s03" not in ladder.stage_names():
         pytest.skip("s03 (the first stage with a runs log) is not present yet")
@@ -90,6 +92,7 @@ def test_stats_count_the_runs_a_stage_logs(workspace):
     assert summary["tools"]["list_files"] == {"calls": 2, "errors": 0}
 
 
+@pytest.mark.stage("s03")
 def test_a_resumed_run_counts_once_with_the_numbers_of_its_last_record(workspace, tmp_path, capsys):
     s03 = load_stage("s03")
     stopped = s03.run("List the files and write their count and names to report.txt", model="offline",
@@ -113,3 +116,27 @@ def test_stats_on_a_line_of_json_that_is_no_runs_record_are_one_line_of_error(tm
     assert main(["stats", "--log", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path} is not a runs log") and err.count("\n") == 1
+
+
+def test_offline_runs_are_priced_as_the_model_they_stand_for_and_cost_nothing(log, tmp_path):
+    """The four runs of LOG are offline: their dollars are what the priced model would charge, not money spent."""
+    table = report(log)
+    model = course.DEFAULT_CLAUDE_MODEL
+    assert f"offline runs, nothing spent: this is what they would cost on {model}" in table
+    cost = summarise(runlog.read(log))["cost"]
+    assert cost["offline_runs"] == 4 and cost["spent_usd"] == 0 and cost["offline_priced_as"] == model
+    assert cost["offline_usd"] == pytest.approx(cost["total_usd"]) and cost["total_usd"] > 0
+    assert all(len(line) <= 80 for line in table.splitlines() if not line.startswith("runs log:"))
+
+
+def test_money_spent_on_real_models_is_told_apart_from_what_offline_runs_would_cost(log):
+    real = {"stage": "s03", "model": "claude-haiku-4-5", "stop_reason": "end_turn", "turns": 2,
+            "usage": {"input_tokens": 1_000_000, "output_tokens": 0}}
+    log.write_text(log.read_text(encoding="utf-8") + json.dumps(real) + "\n", encoding="utf-8")
+    cost = summarise(runlog.read(log))["cost"]
+    assert cost["spent_usd"] == pytest.approx(1.00)  # a million input tokens of claude-haiku-4-5
+    assert cost["total_usd"] == pytest.approx(cost["spent_usd"] + cost["offline_usd"])
+    table = report(log)
+    assert "$1.0000 spent by 1 run(s) of real models; the 4 offline run(s) spent nothing" in table
+    assert f"is what they would cost on {course.DEFAULT_CLAUDE_MODEL}" in table
+    assert all(len(line) <= 80 for line in table.splitlines() if not line.startswith("runs log:"))
