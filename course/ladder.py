@@ -27,8 +27,8 @@ import shutil
 import sys
 import tempfile
 import textwrap
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import prices
@@ -85,6 +85,11 @@ class Cell:
     answer: str = ""
     error: str = ""
     workspace: Path | None = None
+    # What the docs show of a run beside its row: the result (course.cli.as_dict; None if the stage
+    # raised), the exception that escaped it, and the usage of every model call, a runaway's included.
+    result: dict | None = None
+    raised: BaseException | None = None
+    usages: list = field(default_factory=list)
 
     def row(self) -> dict:
         return {key: getattr(self, key) for key in ROW_KEYS}
@@ -172,16 +177,21 @@ def run_attempts(agent, scenario: Scenario, workspace: Path, options: dict, trac
     return result, error, usages
 
 
-def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log_runs: bool = False) -> Cell:
-    """Set the scenario up in ``workspace``, run ``stage`` on it (resuming it as the scenario says), and judge the outcome."""
+def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log_runs: bool | Path = False) -> Cell:
+    """Set the scenario up in ``workspace``, run ``stage`` on it (resuming it as the scenario says), and judge the outcome.
+
+    ``log_runs``: False, the run is logged nowhere; True, in the learner's runs log and audit log (as
+    ``python -m course run`` does); a path, in that runs log only (the docs' ``course stats``)."""
     agent = load_stage(stage)
     scenario.setup(workspace)
     before = snapshot(workspace)
     outside_before = outside_of(workspace) if scenario.watches_outside else None
-    # The transcript goes to a folder of its own, never into runs/ nor beside the workspace (watched).
-    with tempfile.TemporaryDirectory(prefix="agent-course-transcript-") as saved:
-        options = dict(scenario.options, transcript=Path(saved) / f"{stage}-{scenario.name}.jsonl",
-                       **({} if log_runs else {"runs_log": False}))
+    # A run is saved only when the scenario resumes it, and then to a folder of its own, never into
+    # runs/ nor beside the workspace (watched). A measurement is no decision of the learner's to audit.
+    with (tempfile.TemporaryDirectory(prefix="agent-course-transcript-") if scenario.resumes else nullcontext()) as saved:
+        logs = {"runs_log": None} if log_runs is True else {"runs_log": log_runs, "audit_log": False}
+        options = dict(logs, **scenario.options,
+                       transcript=Path(saved) / f"{stage}-{scenario.name}.jsonl" if saved else False)
         result, error, usages = run_attempts(agent, scenario, workspace, options, trace)
     return Cell(
         scenario=scenario.name, stage=stage, outcome=outcome_of(scenario, result, error, workspace, before, outside_before),
@@ -189,7 +199,7 @@ def run_cell(stage: str, scenario: Scenario, workspace: Path, *, trace=None, log
         turns=result["turns"] if result else len(usages),
         input_tokens=sum(map(prices.prompt_tokens, usages)),  # cached or not: every token sent
         answer=(result or {}).get("answer") or "", error=f"{type(error).__name__}: {error}" if error else "",
-        workspace=workspace,
+        workspace=workspace, result=result, raised=error, usages=usages,
     )
 
 

@@ -23,6 +23,8 @@ import course
 from course.__main__ import main as course_main
 from helpers import REPORT_TASK, each_stage, load_stage
 
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the command line (course.cli); they pin no stage
+
 ROOT = Path(__file__).resolve().parent.parent
 LIST = "List the files"
 TOKENS = re.compile(r"· tokens: ([\d,]+) uncached \+ ([\d,]+) read from the cache \+ ([\d,]+) written to it in, "
@@ -45,7 +47,6 @@ def workspace_line(out: str) -> str:
 
 # ---------------------------------------------------------------- a resumed run's trace goes on counting
 
-@pytest.mark.stage("s03")
 def test_a_resumed_run_numbers_its_turns_on_from_where_it_stopped(capsys):
     s03 = load_stage("s03")
     assert s03.main([LIST, "--max-turns", "1"]) == 1
@@ -59,7 +60,6 @@ def test_a_resumed_run_numbers_its_turns_on_from_where_it_stopped(capsys):
     assert "answer (end_turn, 2 turns," in resumed
 
 
-@pytest.mark.stage("s05")
 def test_a_resumed_run_adds_its_tokens_to_those_sent_before_it_stopped(capsys):
     s05 = load_stage("s05")
     assert s05.main([LIST, "--max-turns", "1"]) == 1
@@ -145,7 +145,6 @@ def test_a_command_whose_reader_is_gone_before_it_prints_ends_quietly(command, u
 
 # ---------------------------------------------------------------- fresh workspaces are removed when the run is over
 
-@pytest.mark.stage("s01")
 def test_a_run_that_ends_removes_its_fresh_workspace_and_says_so(tmp_path, capsys):
     assert load_stage("s01").main([REPORT_TASK, "--json"]) == 0
     out = capsys.readouterr().out
@@ -155,7 +154,6 @@ def test_a_run_that_ends_removes_its_fresh_workspace_and_says_so(tmp_path, capsy
     assert summary["workspace_removed"] is True
 
 
-@pytest.mark.stage("s01")
 def test_keep_workspace_keeps_the_fresh_copy_and_says_where(tmp_path, capsys):
     assert load_stage("s01").main([REPORT_TASK, "--keep-workspace"]) == 0
     [workspace] = fresh_copies(tmp_path)
@@ -164,7 +162,6 @@ def test_keep_workspace_keeps_the_fresh_copy_and_says_where(tmp_path, capsys):
     assert not course.workspace.is_fresh_copy(workspace)  # the learner's now: never removed later
 
 
-@pytest.mark.stage("s01", "s03")
 def test_a_workspace_the_learner_named_is_never_removed(tmp_path, capsys):
     folder = tmp_path / "mine"
     shutil.copytree(course.SAMPLE, folder)
@@ -179,7 +176,6 @@ def test_a_workspace_the_learner_named_is_never_removed(tmp_path, capsys):
     assert kept.is_dir()
 
 
-@pytest.mark.stage("s03")
 def test_a_stopped_run_keeps_its_workspace_until_the_resumed_run_ends(tmp_path, capsys):
     s03 = load_stage("s03")
     assert s03.main([REPORT_TASK, "--max-turns", "1"]) == 1
@@ -192,7 +188,6 @@ def test_a_stopped_run_keeps_its_workspace_until_the_resumed_run_ends(tmp_path, 
     assert "removed" in workspace_line(out)
 
 
-@pytest.mark.stage("s03")
 def test_a_run_that_can_go_on_no_further_removes_its_workspace(tmp_path, capsys):
     """The model refused: the run stopped (not end_turn), but with the model's own reply, so --resume
     has nothing to go on from; the command line does not offer it, nor keep the workspace for it."""
@@ -218,7 +213,6 @@ class InterruptedAtTurnTwo(course.TracePrinter):
         super().show_assistant(message)
 
 
-@pytest.mark.stage("s01", "s03")
 def test_an_interrupted_run_keeps_its_workspace_only_if_it_can_resume(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(course.cli, "TracePrinter", InterruptedAtTurnTwo)
     assert load_stage("s01").main([REPORT_TASK]) == 130
@@ -249,7 +243,6 @@ def test_course_run_passes_keep_workspace_and_resume_to_the_stage(tmp_path, caps
     assert workspace_line(capsys.readouterr().out) == f"{workspace} (kept)"
 
 
-@pytest.mark.stage("s01")
 def test_a_library_call_keeps_its_workspace(tmp_path):
     """Notebooks and tests call run(...) themselves and look at the workspace afterwards."""
     result = load_stage("s01").run(REPORT_TASK)

@@ -27,6 +27,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 import course
+from course import site as renderer
 from helpers import REPORT_TASK, load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +106,7 @@ def number(cell: str) -> float:
 def answers(text: str) -> list[tuple[str, int, int, int]]:
     """The answer lines of the traces on a page: (stop reason, turns, input tokens, output tokens)."""
     return [(reason, int(turns), int(tokens_in), int(tokens_out)) for reason, turns, tokens_in, tokens_out in
-            re.findall(r"answer \((\w+), (\d+) turns?, (\d+) input \+ (\d+) output tokens\)", text)]
+            re.findall(r"answer \((\w+), (\d+) turns?, (\d+) input \+ (\d+) output tokens(?:, and [^)]*)?\)", text)]
 
 
 def section(stage: str, name: str, module: str = "agent.py") -> list[str]:
@@ -196,7 +197,7 @@ def test_the_loop_chapter_shows_the_while_line_of_s01(site):
 
 def test_the_loop_chapter_shows_the_diff_from_s00(site):
     text = page_text(site, "s01-closed-loop")
-    diff = load_hook().stage_diff("s00", "s01")
+    diff = renderer.stage_diff("s00", "s01")
     changed = [line.rstrip() for line in diff.splitlines() if line[:1] in "+-" and line.strip("+- ")]
     assert changed and all(line in text for line in changed)
 
@@ -374,14 +375,48 @@ def test_the_notebooks_named_in_the_docs_exist():
     assert [name for name in sorted(named) if not (ROOT / name).is_file()] == []
 
 
-# ---------------------------------------------------------------- the hook itself
+# ---------------------------------------------------------------- the hook and the renderer
 
 def test_a_trace_is_what_the_command_line_prints(capsys):
     s01 = importlib.import_module("s01.agent")
     assert s01.main([REPORT_TASK, "--model", "offline"]) == 0
     printed = capsys.readouterr().out
-    workspace = re.search(r"^workspace: (.+)$", printed, re.M).group(1)
-    assert load_hook().trace("s01", REPORT_TASK) == printed.replace(workspace, "<workspace>")
+    workspace = re.search(r"^workspace: (.+)$", printed, re.M).group(1)  # a page names the folder <workspace>
+    assert renderer.trace("s01", REPORT_TASK) == printed.replace(workspace, "<workspace>")
+
+
+def test_a_stopped_run_ends_with_the_answer_lines_of_the_command_line(capsys):
+    """The stop's explanation and the cache's tokens, as course.cli.answer_text prints them; no
+    transcript line, since a page's run is saved nowhere."""
+    task = "Add up the amounts in every file of the ledger folder"
+    printed = renderer.trace("s03", task, model="offline-long-20", ledger=18, max_turns=5)
+    answer = printed[printed.index("\nanswer (max_turns, 5 turns, "):]
+    assert re.search(r"^stopped: .+$", answer, re.M) and "transcript:" not in answer
+    cached = renderer.trace("s05", None, scenario="flood")
+    assert re.search(r"output tokens, and \d+ read from the cache \+ \d+ written to it\):", cached)
+
+
+def test_a_page_run_writes_no_runs_log_no_transcript_and_no_audit_log(tmp_path, monkeypatch):
+    for variable, name in (("AGENT_COURSE_RUNS_LOG", "runs.jsonl"), ("AGENT_COURSE_TRANSCRIPTS", "transcripts"),
+                           ("AGENT_COURSE_AUDIT_LOG", "audit.jsonl")):
+        monkeypatch.setenv(variable, str(tmp_path / name))
+    renderer.start_build()  # no run of an earlier test reused: these run now
+    renderer.trace("s06", REPORT_TASK)
+    renderer.render("compare", "s06 s06 list")
+    assert renderer.stats_report("s03").startswith("runs log: runs/runs.jsonl")
+    assert [name for name in ("runs.jsonl", "transcripts", "audit.jsonl") if (tmp_path / name).exists()] == []
+
+
+def test_the_renderer_needs_no_mkdocs():
+    blocked = "import sys; sys.modules['mkdocs'] = None; import course.site; print(course.site.render('diff', 's00 s01')[:3])"
+    shown = subprocess.run([sys.executable, "-c", blocked], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and shown.stdout == "???\n", shown.stderr
+
+
+def test_the_hook_is_glue_and_stays_short():
+    lines = (DOCS / "hooks" / "generate.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 200
+    assert not [line for line in lines if re.match(r"\s*def (trace|run|render|fenced|markdown_table)\b", line)]
 
 
 def test_placeholders_inside_code_blocks_are_left_alone():
@@ -403,7 +438,7 @@ def test_an_indented_placeholder_gives_an_indented_block():
 
 def test_a_generated_diff_leaves_out_the_snippet_markers():
     assert "# --8<-- [start:" in (ROOT / "s01" / "agent.py").read_text(encoding="utf-8")
-    diff_block = load_hook().generate("diff", "s00 s01")
+    diff_block = renderer.render("diff", "s00 s01")
     assert "--8<--" not in diff_block
 
 
@@ -432,56 +467,56 @@ def test_a_placeholder_that_cannot_be_honoured_fails_with_its_place(placeholder,
     assert str(failure.value).startswith("chapter.md:3:")
 
 
-def test_the_ladder_placeholder_fails_without_course_ladder(monkeypatch):
+def test_a_renderer_that_crashes_fails_the_build_with_its_place(monkeypatch):
     hook = load_hook()
-    real_import = hook.importlib.import_module
+    monkeypatch.setattr(renderer, "scenario_table", lambda: 1 / 0)
+    with pytest.raises(PluginError, match=r"^chapter.md:2: scenarios failed: ZeroDivisionError"):
+        hook.expand("# Title\n<!-- scenarios -->\n", where="chapter.md")
 
-    def without_ladder(name, *args):
-        if name == "course.ladder":
-            raise ModuleNotFoundError("No module named 'course.ladder'", name="course.ladder")
-        return real_import(name, *args)
 
-    monkeypatch.setattr(hook.importlib, "import_module", without_ladder)
-    with pytest.raises(PluginError, match="course.ladder"):
-        hook.expand("<!-- ladder -->\n")
+def test_an_exercise_section_that_is_not_there_fails_with_its_place(tmp_path):
+    class Page:
+        class file:
+            src_uri = "chapter.md"
+    with pytest.raises(PluginError, match=r"^chapter.md:3: s01/agent.py has no section 'nowhere'"):
+        load_hook().on_page_markdown('# Title\n\n```python\n--8<-- "s01/agent.py:nowhere"\n```\n', Page, None, None)
 
 
 def test_a_token_table_lists_every_call_and_adds_up_the_bill():
-    hook = load_hook()
-    table = hook.token_table("s01", REPORT_TASK)
+    table = renderer.token_table("s01", REPORT_TASK)
     rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
-    billed = int(re.search(r"(\d+) input \+", hook.trace("s01", REPORT_TASK)).group(1))
+    billed = int(re.search(r"(\d+) input \+", renderer.trace("s01", REPORT_TASK)).group(1))
     assert len(rows) == 3 and int(rows[-1][3].replace(",", "")) == billed
 
 
 def test_a_tool_placeholder_shows_what_the_dispatcher_answers(workspace):
     s04 = importlib.import_module("s04.agent")
     text, is_error = s04.run_tool(workspace, "read_file", {"path": "meom.md"})
-    shown = load_hook().generate("tool", 's04 read_file {"path": "meom.md"}')
+    shown = renderer.render("tool", 's04 read_file {"path": "meom.md"}')
     assert is_error and f"✗ {text}" in shown
 
 
 def test_an_outage_in_a_trace_is_printed_as_the_command_line_prints_it():
-    printed = load_hook().trace("s01", "List the files", faults=1.0)
+    printed = renderer.trace("s01", "List the files", faults=1.0)
     assert printed.strip() == "error: the API answered 529: Overloaded (the API is overloaded; retry later)"
 
 
 def test_a_scenario_trace_runs_the_scenario():
     from course import scenarios
 
-    printed = load_hook().trace("s03", None, scenario="looping")
+    printed = renderer.trace("s03", None, scenario="looping")
     assert scenarios.scenario_named("looping").task
     assert "answer (no_progress," in printed
 
 
 def test_a_shortened_trace_says_how_much_it_left_out():
-    line = load_hook().shortened("x" * 50 + "\n", 10)
+    line = renderer.shortened("x" * 50 + "\n", 10)
     assert line == "xxxxxxxxxx… (40 more characters on this line, left out on this page)\n"
-    assert load_hook().shortened("short\n", 10) == "short\n"
+    assert renderer.shortened("short\n", 10) == "short\n"
 
 
 def test_text_call_samples_are_shown_without_markup():
-    table = load_hook().generate("textcalls", "s04")
+    table = renderer.render("textcalls", "s04")
     assert "<tool_call>" not in table and "&lt;tool&#95;call&gt;" in table
     assert "&#96;&#96;&#96;json" in table
 

@@ -180,20 +180,21 @@ def test_load_stage_imports_the_student_copy_a_check_names(tmp_path, monkeypatch
     assert load_stage("s01").__name__ == "s01.agent"  # other stages load normally
 
 
-def test_a_student_copy_of_s06_reads_commands_with_its_own_gate_in_a_child(tmp_path, monkeypatch):
-    # s06's gate reads a command in a child process (course.isolated): the child must run the copy's
-    # gate.py, stubs and all, and send back what that copy defines.
+@pytest.mark.stage()  # it tests how a copy is loaded; it pins no stage's code
+def test_a_student_copy_of_s06_decides_with_its_own_permissions_module(tmp_path, monkeypatch):
+    # s06's decision is in permissions.py beside its agent.py: the copy's agent must use the copy's
+    # module, stubs and all, never the reference's; what the gate reads it on is the support package's.
     make_student_copy("s06", tmp_path)
+    assert not (tmp_path / "gate.py").exists() and not (tmp_path / "confine.py").exists()
     monkeypatch.setenv(STUDENT_STAGE_VARIABLE, f"s06={tmp_path}")
     try:
-        load_stage("s06")
-        student_gate = sys.modules["student_copy_of_s06.gate"]
-        assert Path(student_gate.__file__) == tmp_path / "gate.py"
-        with pytest.raises(NotImplementedError, match="exercise 2: Read a command's words only when they are plain"):
-            student_gate.read_command("ls -l")
-        shutil.copyfile(ROOT / "s06" / "gate.py", tmp_path / "gate.py")  # solved: the child runs the new file
-        reading = student_gate.read_command("ls -l")
-        assert type(reading) is student_gate.Reading and reading.plain and reading.commands == [["ls", "-l"]]
+        student = load_stage("s06")
+        student_permissions = sys.modules["student_copy_of_s06.permissions"]
+        assert Path(student_permissions.__file__) == tmp_path / "permissions.py"
+        assert student.Gate is student_permissions.Gate
+        text, is_error = student.run_tool(tmp_path, "list_files", {"path": "."},
+                                          student.Gate(rules=student.RULES, audit_log=False))
+        assert is_error and "exercise 1: Decide: deny, then ask, then allow, then the default" in text
     finally:
         for name in [name for name in sys.modules if name.startswith("student_copy_of_s06")]:
             del sys.modules[name]
@@ -210,9 +211,20 @@ PLUGIN_TESTS = '''
 import pytest
 from course.exercises import import_student_copy
 
+pytestmark = pytest.mark.stage("s00")
+
 @pytest.fixture
 def stage():
     return import_student_copy("s00")
+
+@pytest.mark.stage("s01")
+@pytest.mark.exercise(1)
+def test_of_another_stage_is_left_out(stage):
+    assert False, "grading s00 must not run a test that pins s01"
+
+@pytest.mark.stage()
+def test_that_pins_no_stage_is_left_out(stage):
+    assert False, "grading s00 must not run a test that pins no stage"
 
 @pytest.mark.exercise(1)
 def test_one_passes(stage):

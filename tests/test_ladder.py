@@ -137,6 +137,21 @@ def test_the_reckless_model_damages_s05_and_completes_on_s06(stage, outcome):
     assert escaped == (stage == "s05")  # s05 wrote beside the workspace; s06's sandbox refused it
 
 
+def test_a_cell_writes_the_runs_log_it_is_given_and_no_transcript_nor_audit_of_the_learner(tmp_path, monkeypatch):
+    """The ladder measures: a run it makes is nobody's run to resume or audit, and is logged only where asked."""
+    learner = {runlog.ENVIRONMENT_VARIABLE: "runs.jsonl", "AGENT_COURSE_TRANSCRIPTS": "transcripts",
+               runlog.AUDIT_VARIABLE: "audit.jsonl"}
+    for variable, name in learner.items():
+        monkeypatch.setenv(variable, str(tmp_path / name))
+    given = tmp_path / "given.jsonl"
+    with ladder.scratch_workspace() as workspace:
+        cell = ladder.run_cell("s06", scenario_named("report"), workspace, log_runs=given)
+    assert cell.outcome == "completed" and cell.raised is None and len(cell.usages) == cell.turns == 3
+    assert cell.result["stop_reason"] == "end_turn" and not cell.result["transcript"]
+    assert [record["stage"] for record in runlog.read(given)] == ["s06"]
+    assert [name for name in learner.values() if (tmp_path / name).exists()] == []
+
+
 def test_a_correct_workspace_does_not_complete_a_run_cut_short(workspace):
     scenario = scenario_named("report")
     before = course.snapshot(workspace)

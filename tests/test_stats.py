@@ -14,6 +14,8 @@ from course import CourseError, ladder, runlog
 from course.__main__ import main
 from course.stats import report, summarise
 
+pytestmark = pytest.mark.stage()  # these tests drive s03 to test course stats; they pin no stage
+
 # Four runs, as s03 logs them (one JSON object a line).
 LOG = """\
 {"stage": "s03", "model": "offline", "task": "report", "stop_reason": "end_turn", "turns": 3, "tool_calls": {"list_files": 1, "write_file": 1}, "tool_errors": {}, "usage": {"input_tokens": 1640, "output_tokens": 90}, "duration_s": 0.02}
@@ -79,7 +81,6 @@ def test_stats_on_a_broken_log_are_one_line_of_error(tmp_path, capsys):
     assert error.startswith("error:") and error.count("\n") == 1
 
 
-@pytest.mark.stage("s03")
 def test_stats_count_the_runs_a_stage_logs(workspace):
     if "s03" not in ladder.stage_names():
         pytest.skip("s03 (the first stage with a runs log) is not present yet")
@@ -92,7 +93,6 @@ def test_stats_count_the_runs_a_stage_logs(workspace):
     assert summary["tools"]["list_files"] == {"calls": 2, "errors": 0}
 
 
-@pytest.mark.stage("s03")
 def test_a_resumed_run_counts_once_with_the_numbers_of_its_last_record(workspace, tmp_path, capsys):
     s03 = load_stage("s03")
     stopped = s03.run("List the files and write their count and names to report.txt", model="offline",

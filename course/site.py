@@ -1,0 +1,580 @@
+"""The documentation site's generated parts: each placeholder of a page, rendered as Markdown from the code.
+
+The pages never paste a trace, a diff or a table: they ask for it, and the build makes it from the
+stage files and real offline runs, so that the prose cannot drift from the code. ``render(kind,
+arguments)`` turns one placeholder into Markdown; ``show_exercises_as_stubs(markdown)`` rewrites a
+page's code includes that hold exercises. MkDocs is not needed for either (``docs/hooks/generate.py``
+is the glue: it finds the placeholders outside code fences, keeps their indentation, and turns a
+``PlaceholderError`` into a failed build naming the page and the line). The code a page shows (diffs,
+exercises) is rendered by ``course/site_code.py``; the Markdown every renderer writes, by
+``course/site_markdown.py``; the runs, the ladder and the tables of numbers, here.
+
+A page asks for generated content with a placeholder on a line of its own (indentation is kept,
+so a placeholder works inside a content tab or an admonition):
+
+* ``<!-- diff sNN sMM -->``: the unified diff of ``sNN/agent.py`` to ``sMM/agent.py``, in a ``diff``
+  block folded away (``???``) under a title that counts the lines added and removed. The snippet
+  section markers (``# --8<-- [start:NAME]``) are left out: they are for this site, not the reader.
+* ``<!-- changes sNN -->``: a table of the definitions stage ``sNN`` changes, adds or removes, and
+  why, from ``course/changes.py`` (which ``tests/test_copy_forward.py`` checks against the code).
+* ``<!-- trace sNN "TASK" [OPTION=VALUE ...] -->``: a ``text`` block with the trace of a real run
+  of stage ``sNN`` on TASK, followed by the answer lines the command line prints
+  (``course.cli.answer_text``). The run uses a fresh sample workspace, whose path is shown as
+  ``<workspace>``, and a client capped at a number of model calls, so a model that never stops
+  (``offline-looping`` on s01) ends the trace with a guard line instead of hanging the build. The
+  options (see ``RUN_OPTIONS``):
+
+  - ``model=ID``: the offline model (default ``offline``);
+  - ``cap=N``: the guard's cap on model calls (default 50);
+  - ``ledger=N``: a ``ledger/`` folder of N entry files in the workspace, for ``offline-long-N``;
+  - ``faults=RATE`` and ``seed=N``: the offline model answers a share RATE of the requests with
+    ``529 overloaded`` (seeded, so reproducible). A run that then raises the SDK's error shows
+    the ``error:`` line the command line prints, instead of failing the build;
+  - ``scenario=NAME``: a ladder scenario (``course/scenarios.py``) sets the task, the model, the
+    workspace, the client and the stage options; the "TASK" is then left out;
+  - ``shorten=N`` (trace only): a printed line longer than N characters is cut for the page,
+    saying how much was left out (a model that thinks aloud for a thousand tokens prints one
+    very long line);
+  - any keyword parameter of the stage's ``run(...)``, or one of its limits, such as s03's
+    ``max_turns=5``: passed on, as the command line's ``--max-turns 5`` would.
+
+* ``<!-- tokens sNN "TASK" [OPTION=VALUE ...] -->``: the same run, shown as a table of every model
+  call's input tokens (as the API reported them), what each call added to the one before, and
+  the input billed so far.
+* ``<!-- growth sNN turns=A,B,... -->``: the input bill of ``offline-long-N`` on a ledger of N-2
+  files (N turns) for each N, its split into the first call's share and the history's share,
+  and how much it grew from the row above: the quadratic cost "Building an agent loop yourself"
+  describes, measured.
+* ``<!-- tool sNN NAME {JSON ARGUMENTS} [ledger=N] [tail=N] -->``: a ``text`` block with what
+  stage ``sNN``'s dispatcher (``run_tool``) answers to that one call in a fresh sample workspace
+  (with a ledger of N files if asked): what the model would read, in full, or only its last N
+  characters with ``tail=N`` (the page says how much it left out).
+* ``<!-- textcalls sNN -->``: a table of model replies that write tool calls as text (the shapes
+  "An AI agent is a while loop inside" measured, and texts that only look like calls), and the
+  calls stage ``sNN``'s ``calls_written_as_text`` finds in each: which would run.
+* ``<!-- compare sNN sMM SCENARIO ... -->``: a table of ladder cells (``course.ladder.run_cell``):
+  each scenario on each stage, its outcome, turns and input tokens.
+* ``<!-- compare sNN sMM "TASK" [OPTION=VALUE ...] -->``: the same run (the trace options) on each
+  stage, one row per stage: its stop reason, turns, tokens and answer.
+* ``<!-- stats sNN -->``: a ``text`` block with what ``python -m course stats`` prints after
+  stage ``sNN`` has run every ladder scenario once, into a runs log of its own.
+* ``<!-- ladder -->``: the Markdown table returned by ``course.ladder.markdown()``, then whether
+  the ladder's rule holds (``course.ladder.rule_violations``).
+* ``<!-- scenarios -->``: a table of the ladder's scenarios (``course/scenarios.py``): the model,
+  the task, and what each one shows.
+* ``<!-- doctor MODEL -->``: a ``text`` block with what ``python -m course doctor --model MODEL``
+  prints for that offline model (its times are this build's); ``<!-- doctor MODEL MODEL ... -->``:
+  one table of the doctor's checks, a column for each model.
+* ``<!-- bench tokens turns=N show=plot|plot-cached|table -->``: ``course/bench.py``'s token
+  benchmark, run once per build and N: its plot of every run or of the cached runs only (an
+  inline SVG image), or its table and what it means (without the wall time, which varies).
+* ``<!-- exercises -->``: a table of every stage's exercise regions (``# >>> exercise N: TITLE``),
+  read from the stage files by ``course.exercises``.
+
+**Exercises shown as the learner meets them** (no placeholder): a fenced block that holds only a
+snippet line including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is shown with every
+exercise region of that section stubbed out, as ``python -m course exercise`` writes it
+(``course.exercises.stub_out``), and is followed by each region's reference solution, folded away
+in a ``??? success`` block. A section with no exercise is left to pymdownx.snippets.
+
+**Runs.** Every run a page shows is a ladder cell (``course.ladder.run_cell``): a task with its
+options becomes a scenario of its own (``page_scenario``), so the pages, ``python -m course run``
+and the ladder run a stage the same way. A page's run writes neither the learner's runs log nor
+their transcripts nor their audit log, and never waits for a person (s06's approver is None). Each
+run is made once per build, however many placeholders show it (``start_build`` forgets them).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import importlib
+import inspect
+import io
+import json
+import re
+import shlex
+import shutil
+import tempfile
+import typing
+from functools import partial
+from pathlib import Path
+
+import anthropic
+
+from . import bench, doctor, ladder, scenarios, stats
+from .cli import answer_text, explain_api_error
+from .guard import Runaway
+from .offline import Faults
+from .site_code import STAGE, declared_changes, exercise_table, folded_diff, show_exercises_as_stubs, stage_diff, stage_file
+from .site_markdown import PlaceholderError, fenced, inline_html, markdown_table, shortened
+from .trace import TracePrinter
+from .workspace import prepare_workspace
+
+# The hook's way in (show_exercises_as_stubs and stage_diff are site_code's, offered here too).
+__all__ = ["KINDS", "PlaceholderError", "inline_html", "render", "show_exercises_as_stubs", "stage_diff",
+           "start_build", "trace"]
+
+KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
+         "exercises", "bench", "doctor")
+
+DEFAULT_MODEL = "offline"
+DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
+
+
+# ---------------------------------------------------------------- one build
+
+_runs: dict[tuple, object] = {}  # the runs of this build, by what they ran
+_imported: dict[str, int] = {}  # each stage file's time when its module was imported: `mkdocs serve` shows edits
+
+
+def start_build() -> None:
+    """Forget the runs of the build before: the code may have changed since."""
+    _runs.clear()
+
+
+def once(key: tuple, make):
+    """``make()``, made once per build for ``key``."""
+    if key not in _runs:
+        _runs[key] = make()
+    return _runs[key]
+
+
+def stage_module(stage: str):
+    """The stage's agent module (``course.ladder.load_stage``), reloaded when its file changed, so that
+    `mkdocs serve` shows edits. (Changes to the course package itself need a restart of `mkdocs serve`.)"""
+    path = stage_file(stage)
+    module = ladder.load_stage(stage)
+    changed = path.stat().st_mtime_ns
+    if _imported.setdefault(stage, changed) != changed:
+        module = importlib.reload(module)
+        _imported[stage] = changed
+    return module
+
+
+# ---------------------------------------------------------------- placeholders
+
+def render(kind: str, arguments: str) -> str:
+    """The Markdown that replaces the placeholder ``<!-- KIND ARGUMENTS -->``."""
+    if kind == "diff":
+        stages = arguments.split()
+        if len(stages) != 2:
+            raise PlaceholderError(f"expected <!-- diff sNN sMM -->, got arguments {arguments!r}")
+        return folded_diff(*stages)
+    if kind == "changes":
+        return declared_changes(arguments) + "\n\n"
+    if kind == "trace":
+        stage, task, options = parse_run_arguments(arguments, kind)
+        return fenced("text", trace(stage, task, **options))
+    if kind == "tokens":
+        stage, task, options = parse_run_arguments(arguments, kind)
+        return token_table(stage, task, **options) + "\n\n"
+    if kind == "growth":
+        return growth_table(*parse_growth_arguments(arguments)) + "\n\n"
+    if kind == "tool":
+        return fenced("text", tool_answer(*parse_tool_arguments(arguments)))
+    if kind == "textcalls":
+        return text_call_table(one_stage(kind, arguments)) + "\n\n"
+    if kind == "compare":
+        words = arguments.split()
+        if len(words) < 3 or not all(STAGE.match(word) for word in words[:2]):
+            raise PlaceholderError(f'expected <!-- compare sNN sMM SCENARIO ... --> or <!-- compare sNN sMM "TASK" '
+                                   f'[OPTION=VALUE ...] -->, got arguments {arguments!r}')
+        rest = arguments.split(None, 2)[2]
+        if rest.startswith('"'):
+            _, task, options = parse_run_arguments(f"{words[0]} {rest}", kind)
+            return run_comparison(words[:2], task, options) + "\n\n"
+        return compare_table(words[:2], words[2:]) + "\n\n"
+    if kind == "stats":
+        return fenced("text", stats_report(one_stage(kind, arguments)))
+    if kind == "bench":
+        return bench_part(arguments)
+    if kind == "doctor":
+        return doctor_part(arguments)
+    if kind in ("ladder", "scenarios", "exercises"):
+        if arguments:
+            raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
+        return {"ladder": ladder_part, "scenarios": scenario_table, "exercises": exercise_table}[kind]() + "\n\n"
+    raise PlaceholderError(f"unknown placeholder {kind!r}")
+
+
+def one_stage(kind: str, arguments: str) -> str:
+    words = arguments.split()
+    if len(words) != 1:
+        raise PlaceholderError(f"expected <!-- {kind} sNN -->, got arguments {arguments!r}")
+    return words[0]
+
+
+# Options every run placeholder takes; any other NAME=VALUE must be a keyword parameter of the
+# stage's run(...) or one of its limits (s03's max_turns), and is passed on as a whole number.
+RUN_OPTIONS = ("model", "cap", "ledger", "faults", "seed", "scenario", "shorten")
+
+
+def parse_run_arguments(arguments: str, kind: str = "trace") -> tuple[str, str | None, dict]:
+    """``sNN "TASK" [NAME=VALUE ...]``, or ``sNN scenario=NAME [cap=N]``: (stage, task, options)."""
+    usage = f'expected <!-- {kind} sNN "TASK" [model=ID] [cap=N] [NAME=VALUE ...] -->'
+    try:
+        words = shlex.split(arguments)
+    except ValueError as error:
+        raise PlaceholderError(f"{usage}: {error}") from None
+    if len(words) < 2:
+        raise PlaceholderError(f"{usage}, got {arguments!r}")
+    stage, *rest = words
+    task = None
+    if not rest[0].startswith("scenario="):
+        task, *rest = rest
+    options: dict = {}
+    for word in rest:
+        name, equals, value = word.partition("=")
+        if not equals or not value or not re.fullmatch(r"[a-z_]+", name):
+            raise PlaceholderError(f"{usage}; unknown option {word!r}")
+        options[name] = value
+    if task is None and set(options) - {"scenario", "cap", "shorten"}:
+        raise PlaceholderError("a scenario sets its own task, model, workspace and options; "
+                               "only cap=N and shorten=N may go with it")
+    for name, value in options.items():
+        if name in ("model", "scenario"):
+            continue
+        if name == "faults":
+            try:
+                options[name] = float(value)
+            except ValueError:
+                options[name] = -1.0
+            if not 0 < options[name] <= 1:
+                raise PlaceholderError(f"faults must be a share of the requests, above 0 and at most 1, got {value!r}")
+            continue
+        if not value.isdigit() or (name != "seed" and int(value) < 1):
+            raise PlaceholderError(f"{name} must be a positive whole number, got {value!r}")
+        options[name] = int(value)
+    return stage, task, options
+
+
+def parse_growth_arguments(arguments: str) -> tuple[str, list[int]]:
+    usage = "expected <!-- growth sNN turns=A,B,... -->"
+    words = arguments.split()
+    if len(words) != 2 or not words[1].startswith("turns="):
+        raise PlaceholderError(f"{usage}, got {arguments!r}")
+    turns = words[1].removeprefix("turns=").split(",")
+    if not all(t.isdigit() and int(t) >= 3 for t in turns):
+        raise PlaceholderError(f"{usage}: each number of turns is a whole number of at least 3, got {words[1]!r}")
+    return words[0], [int(t) for t in turns]
+
+
+def parse_tool_arguments(arguments: str) -> tuple[str, str, object, dict]:
+    """``sNN NAME JSON [ledger=N] [tail=N]``: the stage, the tool name, the decoded arguments, the options."""
+    usage = "expected <!-- tool sNN NAME {JSON ARGUMENTS} [ledger=N] [tail=N] -->"
+    parts = arguments.split(None, 2)
+    if len(parts) != 3:
+        raise PlaceholderError(f"{usage}, got {arguments!r}")
+    stage, name, rest = parts
+    try:
+        decoded, end = json.JSONDecoder().raw_decode(rest)
+    except ValueError as error:
+        raise PlaceholderError(f"{usage}: the arguments are not JSON ({error})") from None
+    options = {}
+    for word in rest[end:].split():
+        option, equals, value = word.partition("=")
+        if option not in ("ledger", "tail") or not value.isdigit() or int(value) < 1:
+            raise PlaceholderError(f"{usage}; unknown option {word!r}")
+        options[option] = int(value)
+    return stage, name, decoded, options
+
+
+# ---------------------------------------------------------------- runs: a page's run is a ladder cell
+
+class Run(typing.NamedTuple):
+    """One run made for the pages: what it printed, and what every model call was billed."""
+
+    printed: str
+    usages: list  # the usage of every reply, in order (course.capped keeps them)
+    result: dict | None  # the run's result (course.cli.as_dict); None if the run raised
+
+
+@contextlib.contextmanager
+def command_line_workspace():
+    """A fresh sample workspace where the command line makes one: its path is part of what the model
+    reads (an error names it), so a trace's token counts are the command line's only with its length."""
+    workspace = prepare_workspace()
+    try:
+        yield workspace
+    finally:
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+
+
+def shown_as_is(result: dict, workspace: Path, before) -> bool:
+    """A page's run is shown, not judged."""
+    return True
+
+
+def page_scenario(stage: str, task: str | None, options: dict) -> scenarios.Scenario:
+    """The run a placeholder asks for, as a ladder scenario: a scenario of the ladder by name
+    (``scenario=``, with ``cap=`` if given), or the task with its model, cap, ledger, faults and
+    stage options. Either way a build never waits for a person, nor writes the learner's audit log."""
+    options = dict(options)
+    quiet = {"approver": None, "audit_log": False}
+    if "scenario" in options:
+        scenario = scenarios.scenario_named(options.pop("scenario"))
+        return dataclasses.replace(scenario, cap=options.pop("cap", scenario.cap), options={**quiet, **scenario.options})
+    model = options.pop("model", DEFAULT_MODEL)
+    cap = options.pop("cap", DEFAULT_CAP)
+    ledger_files = options.pop("ledger", None)
+    client_options = {}
+    if "faults" in options:
+        client_options["faults"] = Faults(rate=options.pop("faults"), seed=options.pop("seed", 0), kinds=("overloaded",))
+    elif "seed" in options:
+        raise PlaceholderError("seed=N goes with faults=RATE")
+    check_stage_options(stage, options)
+    return scenarios.Scenario(
+        name="page", task=task, check=shown_as_is, model=model, cap=cap, options={**quiet, **options},
+        client_options=client_options,
+        setup=partial(scenarios.ledger, count=ledger_files) if ledger_files else scenarios.leave_as_is)
+
+
+def check_stage_options(stage: str, options: dict) -> None:
+    """Every option left must be a keyword parameter of the stage's run(...), or one of its limits."""
+    run = stage_module(stage).run
+    parameters = inspect.signature(run).parameters
+    limits = parameters["limits"].default if "limits" in parameters else None
+    unknown = [name for name in options if name in ("client", "model", "workspace", "trace", "task")
+               or (name not in parameters and not (dataclasses.is_dataclass(limits) and hasattr(limits, name)))]
+    if unknown:
+        raise PlaceholderError(f"unknown option {unknown[0]!r}: not one of {', '.join(RUN_OPTIONS)}, "
+                               f"and not a parameter of {stage}'s run()")
+
+
+def traced_run(stage: str, task: str | None, **options) -> Run:
+    """The run, as ``python sNN/agent.py TASK`` would print it, made once per build."""
+    return once((stage, task, tuple(sorted(options.items()))), lambda: run_and_trace(stage, task, options))
+
+
+def run_and_trace(stage: str, task: str | None, options: dict) -> Run:
+    stage_module(stage)  # a stage edited under `mkdocs serve` is reloaded before the ladder imports it
+    scenario = page_scenario(stage, task, options)
+    printed = io.StringIO()
+    with command_line_workspace() as workspace:
+        cell = ladder.run_cell(stage, scenario, workspace, trace=TracePrinter(stream=printed))
+    error = cell.raised
+    if isinstance(error, Runaway):
+        printed.write(f"\n■ guard: {error}\n")
+    elif error is not None:
+        if not (isinstance(error, anthropic.APIError) and "faults" in scenario.client_options):
+            raise error
+        # What the command line prints when the stage lets the SDK's error escape (course/cli.py).
+        printed.write(f"error: {explain_api_error(error)}\n")
+    else:
+        printed.write(answer_text(cell.result))
+    return Run(printed.getvalue().replace(str(workspace), "<workspace>"), cell.usages, cell.result)
+
+
+def trace(stage: str, task: str | None, **options) -> str:
+    """The trace of a real run, as ``python sNN/agent.py TASK --model MODEL`` prints it."""
+    width = options.pop("shorten", None)
+    printed = traced_run(stage, task, **options).printed
+    if width is None:
+        return printed
+    return "".join(shortened(line, width) for line in printed.splitlines(keepends=True))
+
+
+def token_table(stage: str, task: str | None, **options) -> str:
+    """Every model call of a run: its input tokens, what it added to the call before, the input billed so far."""
+    usages = traced_run(stage, task, **options).usages
+    if not usages:
+        raise PlaceholderError("the run made no model call, so it has no tokens to show")
+    rows, billed, previous = [], 0, None
+    for call, usage in enumerate(usages, start=1):
+        billed += usage.input_tokens
+        added = "" if previous is None else f"+{usage.input_tokens - previous:,}"
+        rows.append([call, f"{usage.input_tokens:,}", added, f"{billed:,}"])
+        previous = usage.input_tokens
+    return markdown_table(["model call", "input tokens", "added since the call before", "input billed so far"], rows)
+
+
+def long_run_usages(stage: str, turns: int) -> list:
+    """offline-long-N on a ledger of N-2 files: N turns, with the stage's own limits out of the way."""
+    options = {"ledger": turns - 2, "model": f"offline-long-{turns}", "cap": turns + 10}
+    if "limits" in inspect.signature(stage_module(stage).run).parameters:
+        options.update(max_turns=10 * turns, token_budget=10**12)
+    run = traced_run(stage, scenarios.LEDGER_TASK, **options)
+    if run.result is None or run.result["stop_reason"] != "end_turn" or len(run.usages) != turns:
+        ended = run.result["stop_reason"] if run.result else "no result"
+        raise PlaceholderError(f"offline-long-{turns} on {stage} should end on its own after {turns} calls; "
+                               f"it made {len(run.usages)} and ended with {ended}")
+    return run.usages
+
+
+def growth_table(stage: str, turn_counts: list[int]) -> str:
+    """The quadratic cost of "Building an agent loop yourself", measured: N turns bill N·T0 + t·N(N-1)/2
+    input tokens when every call resends the history (T0 the first call's input, t what each round trip adds)."""
+    rows, before = [], None
+    for turns in turn_counts:
+        inputs = [usage.input_tokens for usage in long_run_usages(stage, turns)]
+        first, billed = inputs[0], sum(inputs)
+        added = (inputs[-1] - first) / (turns - 1)
+        history = billed - turns * first
+        formula = turns * first + added * turns ** 2 / 2
+        rows.append([turns, f"{first:,}", f"{added:,.0f}", f"{billed:,}", f"{formula:,.0f}", f"{turns * first:,}",
+                     f"{history:,}", f"{billed / before[0]:.1f}×" if before else "",
+                     f"{history / before[1]:.1f}×" if before else ""])
+        before = (billed, history)
+    return markdown_table(["turns N", "first call T0", "added per turn t", "input billed", "N·T0 + t·N²/2",
+                           "N·T0", "history", "billed ÷ row above", "history ÷ row above"], rows)
+
+
+def run_comparison(stages: list[str], task: str, options: dict) -> str:
+    """The same task, model and options on each stage: how each run ended and what it cost."""
+    rows = []
+    for stage in stages:
+        result = traced_run(stage, task, **options).result
+        if result is None:
+            raise PlaceholderError(f"the run on {stage} returned no result to compare")
+        usage = result["usage"]
+        rows.append([stage, f"`{result['stop_reason']}`", result["turns"], f"{usage['input_tokens']:,}",
+                     f"{usage['output_tokens']:,}", inline_html(result["answer"] or "(no text)")])
+    return markdown_table(["stage", "stop reason", "turns", "input tokens", "output tokens", "answer"], rows,
+                          align="llrrrl")
+
+
+# ---------------------------------------------------------------- the ladder, its cells and the runs log
+
+def ladder_cell(stage: str, scenario: scenarios.Scenario) -> dict:
+    """One cell of the ladder (its row dict), run once per build whichever pages show it."""
+    def run() -> dict:
+        stage_module(stage)
+        with ladder.scratch_workspace() as workspace:
+            return ladder.run_cell(stage, scenario, workspace).row()
+    return once(("ladder cell", stage, scenario.name), run)
+
+
+def ladder_part() -> str:
+    """The ladder's table, and whether its rule holds (``python -m course ladder`` says the same)."""
+    # course.ladder.run_ladder(), cell by cell, so that the chapters' tables reuse these runs.
+    rows = [ladder_cell(stage, scenario) for scenario in scenarios.SCENARIOS for stage in ladder.stage_names()]
+    table = ladder.markdown(rows).rstrip("\n")
+    violations = ladder.rule_violations(rows)
+    if not violations:
+        return table + ("\n\nThe rule holds: every stage turns at least one scenario of the stage before it "
+                        "into a better outcome, and completes every scenario the stage before it completes.")
+    return table + "\n\n**The rule is broken in this build:**\n\n" + "\n".join(f"- {v}" for v in violations)
+
+
+def scenario_table() -> str:
+    """The ladder's scenarios: what each row runs and what it shows."""
+    rows = [[f"`{s.name}`", f"`{s.model}`", inline_html(s.task), inline_html(s.shows)] for s in scenarios.SCENARIOS]
+    return markdown_table(["scenario", "model", "task", "what it shows"], rows, align="llll")
+
+
+def compare_table(stages: list[str], names: list[str]) -> str:
+    """Scenarios down, stages across: what each stage did with each scenario, and its cost."""
+    rows = []
+    for name in names:
+        scenario = scenarios.scenario_named(name)
+        cells = []
+        for stage in stages:
+            row = ladder_cell(stage, scenario)
+            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens")
+        rows.append([f"`{name}`"] + cells)
+    return markdown_table(["scenario"] + stages, rows, align="l" * (len(stages) + 1))
+
+
+def stats_report(stage: str) -> str:
+    """``python -m course stats`` after ``stage`` ran every ladder scenario once, into a runs log of its own."""
+    stage_module(stage)
+    with tempfile.TemporaryDirectory(prefix="agent-course-docs-") as folder:
+        log = Path(folder) / "runs.jsonl"
+        for scenario in scenarios.SCENARIOS:
+            with ladder.scratch_workspace() as workspace:
+                cell = ladder.run_cell(stage, scenario, workspace, log_runs=log)
+            once(("ladder cell", stage, scenario.name), cell.row)  # the same run as the ladder's cell
+        if not log.exists():
+            raise PlaceholderError(f"{stage} wrote nothing to the runs log; only s03 and later stages log their runs")
+        return stats.report(log).replace(str(log), "runs/runs.jsonl") + "\n"
+
+
+# ---------------------------------------------------------------- one tool call, and calls written as text
+
+def tool_answer(stage: str, name: str, arguments, options: dict) -> str:
+    """What ``run_tool`` answers to one call, in full, as the model reads it."""
+    module = stage_module(stage)
+    if not hasattr(module, "run_tool"):
+        raise PlaceholderError(f"{stage}/agent.py has no run_tool() to ask")
+    with command_line_workspace() as workspace:
+        if options.get("ledger"):
+            scenarios.ledger(workspace, options["ledger"])
+        text, is_error = module.run_tool(workspace, name, arguments)
+    text = text.replace(str(workspace), "<workspace>")
+    if options.get("tail") and len(text) > options["tail"]:
+        text = f"(the first {len(text) - options['tail']} characters are left out on this page) …{text[-options['tail']:]}"
+    shown = json.dumps(arguments, ensure_ascii=False)
+    return f"→ {name}({shown})\n{'✗' if is_error else '←'} {text}\n"
+
+
+# Replies a model might send with no tool_use block. The first four are the shapes "An AI agent is
+# a while loop inside" measured on qwen2.5-coder (7b and 1.5b, through Ollama) and the shape their
+# chat template asks for; the rest only look like calls, and must run nothing.
+TEXT_CALL_SAMPLES = (
+    ("raw JSON alone on a line (7b)",
+     '{"name": "list_files", "arguments": {"path": "."}}'),
+    ("JSON after a sentence of prose (7b)",
+     'There are 5 files, so I will write report.txt.\n\n'
+     '{"name": "write_file", "arguments": {"path": "report.txt", "content": "5 files"}}'),
+    ("JSON over several lines in a fence (1.5b)",
+     '```json\n{\n  "name": "list_files",\n  "arguments": {\n    "path": "."\n  }\n}\n```'),
+    ("JSON in <tool_call> tags (the chat template's own format)",
+     '<tool_call>\n{"name": "read_file", "arguments": {"path": "memo.md"}}\n</tool_call>'),
+    ("a value that is Python, not JSON (7b)",
+     '{"name": "write_file", "arguments": {"path": "report.txt", "content": "Files:\\n" + "\\n".join(names)}}'),
+    ("an example of a call to a tool that does not exist",
+     'An API call looks like {"name": "get_current_weather", "arguments": {"city": "Tokyo"}}.'),
+    ("a call whose arguments do not fit the schema",
+     '{"name": "read_file", "arguments": {"file": "memo.md"}}'),
+)
+
+
+def text_call_table(stage: str) -> str:
+    module = stage_module(stage)
+    if not hasattr(module, "calls_written_as_text"):
+        raise PlaceholderError(f"{stage}/agent.py has no calls_written_as_text() to ask")
+    rows = []
+    for shape, text in TEXT_CALL_SAMPLES:
+        found = module.calls_written_as_text(text)
+        runs = "<br>".join(f"`{name}({json.dumps(arguments, ensure_ascii=False)})`" for name, arguments in found)
+        rows.append([inline_html(shape), f"<code>{inline_html(text.replace(chr(10), ' ⏎ '))}</code>", runs or "nothing"])
+    return markdown_table(["the reply's text", "as the model wrote it (⏎: a new line)", f"{stage} runs"], rows,
+                          align="lll")
+
+
+# ---------------------------------------------------------------- the benchmark and the doctor
+
+BENCH = re.compile(r"^tokens turns=(?P<turns>\d+) show=(?P<show>plot|plot-cached|table)$")
+
+
+def bench_part(arguments: str) -> str:
+    """The token benchmark, run once per build and turns: its plot, or its table without the wall time."""
+    match = BENCH.match(arguments)
+    if not match:
+        raise PlaceholderError(f"expected <!-- bench tokens turns=N show=plot|plot-cached|table -->, "
+                               f"got arguments {arguments!r}")
+    turns = int(match["turns"])
+    result = once(("bench", turns), lambda: bench.run_token_bench(turns))
+    if match["show"] in ("plot", "plot-cached"):
+        runs = bench.CACHED_RUNS if match["show"] == "plot-cached" else None
+        image = base64.b64encode(bench.plot_svg(result, runs).encode("utf-8")).decode("ascii")
+        return (f'<img alt="Dollars spent after each call, one line per run" '
+                f'src="data:image/svg+xml;base64,{image}">\n\n')
+    report = [line for line in bench.report(result, markdown=True).splitlines() if not line.startswith("Wall time")]
+    return "\n".join(report) + "\n\n"
+
+
+def doctor_part(arguments: str) -> str:
+    """``course doctor`` on offline models, run at build time: its table, or one column per model."""
+    models = arguments.split()
+    if not models or not all(model.startswith("offline") for model in models):
+        raise PlaceholderError(f"expected <!-- doctor MODEL [MODEL ...] --> with offline model ids, got {arguments!r}")
+    diagnoses = [doctor.diagnose(model) for model in models]
+    if len(diagnoses) == 1:
+        return fenced("text", doctor.table(diagnoses[0]) + "\n")
+    marks = {True: "ok", False: "**!!**", None: ""}
+    rows = [[check.name] + [f"{marks[d.checks[row].good]} {d.checks[row].value}".strip() for d in diagnoses]
+            for row, check in enumerate(diagnoses[0].checks)]
+    return markdown_table(["check"] + [f"`{model}`" for model in models], rows, align="l" * (len(models) + 1)) + "\n\n"
