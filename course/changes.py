@@ -6,8 +6,8 @@ in one line each. ``tests/test_copy_forward.py`` compares consecutive stages by 
 and fails on any difference the table does not declare, and on any declaration that the code does
 not bear out; the docs print the table as each chapter's "What changed" (``<!-- changes sNN -->``).
 
-A definition of a module beside ``agent.py`` (say ``s06/gate.py``) is named ``gate.NAME``; the
-import lines are named ``imports`` (``gate.imports``). Comments do not count (the exercise markers
+A definition of a module beside ``agent.py`` (say ``s06/permissions.py``) is named ``permissions.NAME``; the
+import lines are named ``imports`` (``permissions.imports``). Comments do not count (the exercise markers
 are comments), nor does the module docstring, which every stage rewrites as its chapter's summary.
 """
 
@@ -136,37 +136,29 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
     },
     "s06": {
         "changed": {
-            "imports": "os, for the command's environment; and the two modules of this stage",
-            "other statements": "gate.py and confine.py imported both as a package and as a script",
+            "imports": "the support package's command reader, path resolver and confinement, which the gate and the tools use",
+            "other statements": "permissions.py imported both as a package and as a script",
             "STAGE": "the stage's name",
             "TOOLS": "tools that can do harm: delete_file, move_file, run_command",
-            "existing": "the path must stay inside the workspace",
-            "read_file": "regular files only: a named pipe or a device would block or never end",
-            "write_file": "the path must stay inside the workspace, and a regular file",
-            "search_files": "skips links that lead out, files the rules deny, and anything not a regular file",
+            "existing": "the path goes through the one resolver the gate uses too: it must stay inside the workspace",
+            "read_file": "regular files with one name only: a named pipe would block, a hard link may lead out",
+            "write_file": "the path must stay inside the workspace, and name a regular file with one name",
+            "search_files": "skips links that lead out, and the files the rules deny",
             "TOOL_FUNCTIONS": "the new tools",
-            "run_tool": "passes the gate on",
-            "call_tool": "the sandbox, then the gate, before a tool runs",
+            "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too",
+            "call_tool": "the gate decides before a tool runs; a denial goes back to the model with why and what to do instead",
             "tool_result": "passes the gate on",
             "text_calls_message": "calls written as text go through the same gate",
             "take_turn": "passes the gate on to every call",
             "run": "builds the gate (rules, a person to ask, the audit log, the confinement) and says when commands are not confined",
         },
         "added": {
-            "gate.py": "the gate, in three steps: parse a command with the shell's grammar, classify the tree, decide with the rules and a person",
-            "confine.py": "every command confined by the kernel: Landlock, hidden secrets, limits, no process left behind",
+            "permissions.py": "risk classes, rules, one decide() (deny, then ask, then allow, then the default), a person for exactly one thing, the audit log",
             "COMMAND_TIMEOUT_S": "how long a command may run",
             "COMMAND_OUTPUT_CAP": "how much of a command's output is kept",
-            "inside": "the path sandbox: a path must resolve inside the workspace",
-            "entry": "the path itself, a link not followed: what delete_file and move_file act on",
-            "delete_file": "a destructive tool, for the gate to stop",
-            "move_file": "a destructive tool, for the gate to stop",
+            "delete_file": "a destructive tool, for the gate to stop; it deletes a link itself, never its target",
+            "move_file": "a destructive tool, for the gate to stop; one file, never a folder",
             "run_command": "a command, confined by the kernel, bounded in time and output",
-            "command_environment": "the environment a command gets: no secrets, no startup files",
-            "MAX_PATH_CHARS": "the longest path a file tool takes",
-            "MAX_PATH_DEPTH": "the deepest path a file tool takes",
-            "within_limits": "refuses a path too long or too deep before anything resolves it",
-            "refuse_hard_link": "a file with another name may be a file outside or a secret: not read or overwritten",
         },
     },
 }

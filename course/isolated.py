@@ -1,9 +1,9 @@
 """Calling a function where a crash cannot end the caller: in a child process forked from a small server.
 
-s06's gate reads each command with tree-sitter-bash, which is C, and it crashed (a segmentation fault)
-on a few generated strings in this course's property tests. In the agent's own process such a crash
-would end the run; in a child process it ends the child, and the gate treats the command as one it
-could not read. ``call(function, argument)`` is that child process.
+s06's gate reads each command with tree-sitter-bash (course.shell_reading), which is C, and it crashed
+(a segmentation fault) on a few generated strings in this course's property tests. In the agent's own
+process such a crash would end the run; in a child process it ends the child, and the gate treats the
+command as one it could not read. ``call(function, argument)`` is that child process.
 
 Forking the agent itself for every call is the simple way, and a slow one: the kernel copies the
 agent's page tables, then every page that either process writes afterwards, so the cost grows with
@@ -16,6 +16,11 @@ still starts from the server's state just after the import, never from an earlie
 This is what multiprocessing's "forkserver" start method does, and Chrome's zygote. multiprocessing
 is not used here because it prepares each child by importing the caller's main script again (a stage's
 agent.py, and with it the SDK: a second or more per call).
+
+The server belongs to the process that started it, and ends quietly with it: when the caller closes
+the pipe (it exits, or is killed), and never on the caller's Ctrl-C. An interrupt reaches the whole
+process group (a terminal's Ctrl-C; a notebook kernel is interrupted that way when it is shut down),
+and it is the caller's to handle, not a reason for a second process to print a traceback.
 """
 
 from __future__ import annotations
@@ -68,8 +73,8 @@ _servers_lock = threading.Lock()
 
 def _where(function: Callable) -> tuple[str, Path]:
     """The name and file of the module holding ``function``, as the server loads it: by a name that
-    does not run it as a script (``python -m s06.gate`` runs s06/gate.py as __main__; the server
-    loads that file as s06.gate)."""
+    does not run it as a script (``python -m course.shell_reading`` runs that file as __main__; the
+    server loads it as course.shell_reading)."""
     module = sys.modules[function.__module__]
     name = module.__name__
     if name == "__main__":
@@ -115,10 +120,22 @@ class _Server:
                 answer = _receive(self.process.stdout)
             except (BrokenPipeError, OSError):
                 answer = None
+            except BaseException:  # interrupted (Ctrl-C) between a question and its answer: that answer
+                self.kill()        # would be read as the next question's, so this server is done
+                raise
             if answer is None:  # the server itself ended (it should not: it never runs the function)
                 self.close()
                 return "crashed", f"the server process ended (exit {self.process.returncode})"
             return pickle.loads(answer)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
     def close(self) -> None:
         for stream in (self.process.stdin, self.process.stdout):
@@ -239,9 +256,9 @@ def _receive(stream: BinaryIO) -> bytes | None:
 # ---------------------------------------------------------------- python -m course.isolated --bench
 
 def bench(repeats: int = 200) -> dict[str, float]:
-    """Median milliseconds to read one command with s06's gate: in a fork of this process as it is
+    """Median milliseconds to read one command as s06's gate does: in a fork of this process as it is
     (small), then after importing the SDK, then after importing what a test run holds, against call()."""
-    from s06 import gate
+    from course import shell_reading
 
     command = "cat memo.md | grep agent | head -n 3"
 
@@ -251,7 +268,7 @@ def bench(repeats: int = 200) -> dict[str, float]:
         if child == 0:
             os.close(reading_end)
             with os.fdopen(writing_end, "wb") as out:
-                out.write(pickle.dumps(gate.read_here(command)))
+                out.write(pickle.dumps(shell_reading.read_here(command)))
             os._exit(0)
         os.close(writing_end)
         with os.fdopen(reading_end, "rb") as received:
@@ -266,13 +283,13 @@ def bench(repeats: int = 200) -> dict[str, float]:
             samples.append((time.perf_counter() - started) * 1000)
         return round(statistics.median(samples), 2)
 
-    timings = {"fork of this process, course and the gate imported": median_ms(forking_this_process)}
+    timings = {"fork of this process, course and the command reader imported": median_ms(forking_this_process)}
     import anthropic  # noqa: F401  (what a stage's agent has loaded)
     timings["fork of this process, the SDK imported too"] = median_ms(forking_this_process)
     import hypothesis, jsonschema, mkdocs, nbclient, pytest  # noqa: F401,E401  (what a test worker has loaded)
     timings["fork of this process, a test run's imports too"] = median_ms(forking_this_process)
-    call(gate.read_here, command)  # start the server
-    timings["course.isolated.call (fork of the small server)"] = median_ms(lambda: call(gate.read_here, command))
+    call(shell_reading.read_here, command)  # start the server
+    timings["course.isolated.call (fork of the small server)"] = median_ms(lambda: call(shell_reading.read_here, command))
     return timings
 
 
@@ -281,9 +298,15 @@ if __name__ == "__main__":
         for how, milliseconds in bench().items():
             print(f"{milliseconds:8.2f} ms  {how}")
     else:
+        # Ctrl-C, or a notebook kernel's interrupt, goes to the whole process group: the caller handles
+        # it, and this server ends when the caller closes the pipe (SIGTERM still ends it, silently).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         # The messages go on the original stdout; anything the module or a child prints goes to stderr,
         # and a child reads nothing from the caller's pipe, so neither can break a message in two.
         requests, answers = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(2, 1)
-        serve(requests, answers)
+        try:
+            serve(requests, answers)
+        except BrokenPipeError:  # the caller went away before an answer: nothing is left to say
+            os._exit(0)

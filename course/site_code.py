@@ -107,7 +107,6 @@ def exercise_table() -> str:
     rows = []
     for path in sorted(ROOT.glob("s[0-9][0-9]/agent.py")):
         stage = path.parent.name
-        source = path.read_text(encoding="utf-8").splitlines()
         chapters = sorted((ROOT / "docs").glob(f"{stage}-*.md"))
         chapter = f"[{stage}]({chapters[0].name})" if chapters else f"`{stage}`"
         try:
@@ -116,9 +115,11 @@ def exercise_table() -> str:
             # What `python -m course exercise` would answer: shown, so that an instructor sees it.
             rows.append([chapter, "", f"⚠ the exercise markers are refused: {error}", "", ""])
             continue
-        for region in regions:
+        for region in regions:  # a region may live in a module beside agent.py (s06/permissions.py)
+            module = path.parent / region.file
+            source = module.read_text(encoding="utf-8").splitlines()
             function = next((match["name"] for line in reversed(source[:region.start])
                              if (match := re.match(r"\s*def (?P<name>\w+)", line))), None)
             rows.append([chapter, region.number, region.title, f"`{function}()`" if function else "",
-                         f"`{path.relative_to(ROOT).as_posix()}:{region.start}`"])
+                         f"`{module.relative_to(ROOT).as_posix()}:{region.start}`"])
     return markdown_table(["stage", "exercise", "title", "in", "at"], rows, align="lrlll")

@@ -1,24 +1,18 @@
 """Stage s06: permission gates.
 
-What this stage adds: the harness, not the model, decides what may run. Every tool has a risk
-class (read, write, destructive, execute). Rules (deny, ask, allow) are checked deny first, then ask,
-then allow, else the risk class's default applies. A command is judged by the shell's own grammar
-(gate.py): it is parsed into a tree, classified (plain words or not; its programs, options and
-paths), and only a plain command of the safe list, on paths inside the workspace, runs without a
-person; a deny rule finds its program anywhere in the tree. "Ask" means a person decides; with no
-terminal, ask means deny. A denial goes back to the model as an is_error result that says why and
-what to do instead. Every command runs confined by the kernel (confine.py), so that a mistake of the
-gate is not a breach; where confinement is not available, no command runs without a person. Every
-file tool goes through a path sandbox and acts on regular files only. Each decision is audited.
-The failure it fixes: irreversible actions decided by the model. A system prompt that says "do
-not delete" is not a defence (the article "Building an agent loop yourself"): the model cannot
-judge whether a call is allowed, and a gate that reads command text loses to the shell.
+What this stage adds: the harness, not the model, decides what may run. Every tool has a risk class
+(read, write, destructive, execute); rules (deny, ask, allow) are checked in one decide(): deny first,
+then ask, then allow, else the risk class's default (permissions.py). "Ask" means a person approves
+exactly one thing, shown exactly; with no terminal, ask means deny. A denial goes back to the model as
+an is_error result that says why and what to do instead; each decision is audited. The decision is
+made on what the support package reads: a command with the shell's own grammar (course.shell_reading),
+a path with the resolver the file tools use too (course.paths). Every command runs confined by the
+kernel (course.confinement); where it cannot be, no command runs without a person.
+The failure it fixes: irreversible actions decided by the model. A system prompt that says "do not
+delete" is no defence ("Building an agent loop yourself"); a gate that reads command text loses to the shell.
 
-    act:  call ─► valid? ─► sandbox ─► gate.check: parse ─► classify ─► decide (rules, then a person)
-                                             │ deny, or ask with no terminal
-                                             ▼
-                        is_error "not run: why; instead ..."      ─► audit log, one line each
-                  ─► allowed: the tool (a command: confined by the kernel) ─► result
+    act:  call ─► valid? ─► gate.check: read the call ─► decide: deny, ask, allow, default ─► a person? ─► audit
+                                 └─ a path that leads out, a deny, or an ask with no one to ask ─► is_error: why, instead
 
 Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
 """
@@ -27,8 +21,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
-import os
 import sys
 import time
 from collections import Counter
@@ -39,13 +31,14 @@ from typing import Literal, Sequence
 import anthropic
 
 import course
+import course.confinement
+import course.paths
+import course.shell_reading
 
 if __package__:  # imported: s06.agent, or a student's copy of the stage
-    from . import confine
-    from .gate import RULES, Gate, ask_on_terminal
+    from .permissions import RULES, Gate, ask_on_terminal
 else:            # run as a script, python s06/agent.py: its folder is first on sys.path
-    import confine
-    from gate import RULES, Gate, ask_on_terminal
+    from permissions import RULES, Gate, ask_on_terminal
 
 STAGE = "s06"
 MAX_TOKENS = 1024
@@ -63,8 +56,6 @@ SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
 CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so is cached (5 minutes)
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
 COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
-MAX_PATH_CHARS = 1024         # a longer path is refused: resolving it costs time that grows with its square
-MAX_PATH_DEPTH = 32           # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
 
 # --8<-- [start:tool-table]
 SYSTEM_PROMPT = (
@@ -76,94 +67,48 @@ SYSTEM_PROMPT = (
 # The descriptions are written for the model, not for a colleague: when to use the tool,
 # the form of its arguments, and what comes back.
 TOOLS = [
-    {
-        "name": "list_files",
-        "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
-                       "Use it to find out which files exist before reading them.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}},
-            "required": [],
-        },
-    },
-    {
-        "name": "read_file",
-        "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
-                       "saying which offset to pass to read on.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
-                "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"},
-            },
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "write_file",
-        "description": "Create or overwrite one text file in the workspace with the given content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
-                "content": {"type": "string", "description": "The complete new content of the file"},
-            },
-            "required": ["path", "content"],
-        },
-    },
-    {
-        "name": "search_files",
-        "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
-                       "Returns the matching paths, one a line, or '(no matches)'.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The word or phrase to look for"}},
-            "required": ["text"],
-        },
-    },
-    {
-        "name": "delete_file",
-        "description": "Delete one file of the workspace. Irreversible: a person may have to approve it.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "File relative to the workspace"}},
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "move_file",
-        "description": "Move or rename one file inside the workspace. It replaces an existing destination.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "source": {"type": "string", "description": "File relative to the workspace"},
-                "destination": {"type": "string", "description": "New path relative to the workspace"},
-            },
-            "required": ["source", "destination"],
-        },
-    },
-    {
-        "name": "run_command",
-        "description": "Run a shell command in the workspace folder and return its exit code and output. "
-                       f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Plain commands "
-                       "(ls, cat, wc, grep, head, tail, echo, pwd on files of the workspace, joined by && || ; |) run; "
-                       "anything else needs a person's approval.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l memo.md'"}},
-            "required": ["command"],
-        },
-    },
-    {
-        "name": "calculate",
-        "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * 16'. "
-                       "Use it instead of doing arithmetic in your head.",
-        "input_schema": {
-            "type": "object",
-            "properties": {"expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}},
-            "required": ["expression"],
-        },
-    },
+    {"name": "list_files",
+     "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
+                    "Use it to find out which files exist before reading them.",
+     "input_schema": {"type": "object", "required": [], "properties": {
+         "path": {"type": "string", "description": "Folder relative to the workspace, e.g. '.'"}}}},
+    {"name": "read_file",
+     "description": "Read one UTF-8 text file of the workspace. Long files come back cut, with a note "
+                    "saying which offset to pass to read on.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'memo.md'"},
+         "offset": {"type": "integer", "minimum": 0, "description": "Character to start from (default 0)"}}}},
+    {"name": "write_file",
+     "description": "Create or overwrite one text file in the workspace with the given content.",
+     "input_schema": {"type": "object", "required": ["path", "content"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace, e.g. 'report.txt'"},
+         "content": {"type": "string", "description": "The complete new content of the file"}}}},
+    {"name": "search_files",
+     "description": "Find the files of the workspace whose text contains a word (case-insensitive). "
+                    "Returns the matching paths, one a line, or '(no matches)'.",
+     "input_schema": {"type": "object", "required": ["text"], "properties": {
+         "text": {"type": "string", "description": "The word or phrase to look for"}}}},
+    {"name": "delete_file",
+     "description": "Delete one file of the workspace. Irreversible: a person may have to approve it.",
+     "input_schema": {"type": "object", "required": ["path"], "properties": {
+         "path": {"type": "string", "description": "File relative to the workspace"}}}},
+    {"name": "move_file",
+     "description": "Move or rename one file inside the workspace. It replaces an existing destination.",
+     "input_schema": {"type": "object", "required": ["source", "destination"], "properties": {
+         "source": {"type": "string", "description": "File relative to the workspace"},
+         "destination": {"type": "string", "description": "New path relative to the workspace"}}}},
+    {"name": "run_command",
+     "description": "Run a shell command in the workspace folder and return its exit code and output. "
+                    f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Plain commands "
+                    f"({course.shell_reading.SAFE_LIST} on files of the workspace, joined by && || ; |) run; "
+                    "anything else needs a person's approval.",
+     "input_schema": {"type": "object", "required": ["command"], "properties": {
+         "command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l memo.md'"}}}},
+    {"name": "calculate",
+     "description": "Evaluate an arithmetic expression with + - * / // % ** and parentheses, e.g. '1250 * "
+                    "16'. Use it instead of doing arithmetic in your head.",
+     "input_schema": {"type": "object", "required": ["expression"], "properties": {
+         "expression": {"type": "string", "description": "The expression, e.g. '(3 + 4) * 2'"}}}},
 ]
 # --8<-- [end:tool-table]
 
@@ -177,28 +122,9 @@ class ToolError(Exception):
         self.kind, self.message, self.hint = kind, message, hint
 
 
-def inside(workspace: Path, path: str) -> Path:
-    """The path, resolved (symbolic links and '..' included), if it stays inside the workspace.
-
-    Compared by path components, never as strings: '/work/ws-evil' starts with '/work/ws' as a
-    string but is not inside it (the prefix bug behind CVE-2025-54794 and CVE-2025-53110).
-    """
-    # >>> exercise 1: Keep every path inside the workspace
-    hint = "use a path relative to the workspace, without '..', a leading '/' or links that lead out"
-    if "\x00" in path:
-        raise ToolError("outside_workspace", "the path contains a NUL byte", hint)
-    if Path(path).is_absolute():
-        raise ToolError("outside_workspace", f"{path!r} is an absolute path", hint)
-    resolved = (workspace / path).resolve()
-    if not resolved.is_relative_to(workspace.resolve()):
-        raise ToolError("outside_workspace", f"{path!r} leads outside the workspace", hint)
-    return resolved
-    # <<< exercise 1
-
-
 def existing(workspace: Path, path: str) -> Path:
     """The path inside the workspace, or a not_found error naming the nearest existing names."""
-    target = inside(workspace, path)
+    target = course.paths.resolve(workspace, path)  # the one resolver: the gate judges the same entry
     if target.exists():
         return target
     names = [course.shown(str(p.relative_to(workspace))) for p in workspace.rglob("*")]
@@ -219,10 +145,7 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
     file = existing(workspace, path)
     if file.is_dir():
         raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
-    if not file.is_file():  # a named pipe would block the loop forever; a device would never end
-        raise ToolError("not_a_file", f"{path!r} is not a regular file (a pipe, a socket or a device)",
-                        "read regular files only")
-    refuse_hard_link(file, path)
+    course.paths.refuse_odd_file(file, path)  # a named pipe would block the loop; a hard link may lead out
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -232,11 +155,8 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
 
 
 def write_file(workspace: Path, path: str, content: str) -> str:
-    target = inside(workspace, path)
-    if target.exists() and not target.is_file():  # writing into a named pipe blocks until a reader comes
-        raise ToolError("not_a_file", f"{path!r} exists and is not a regular file", "write to a new file name")
-    if target.exists():
-        refuse_hard_link(target, path)
+    target = course.paths.resolve(workspace, path)
+    course.paths.refuse_odd_file(target, path)  # a named pipe blocks a writer; a hard link may lead out
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(content, encoding="utf-8")
     return f"wrote {len(content)} characters to {path}"
@@ -253,33 +173,9 @@ def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str
     return "\n".join(matches) or "(no matches)"
 
 
-def within_limits(path: str) -> None:
-    if len(path) > MAX_PATH_CHARS or path.count("/") >= MAX_PATH_DEPTH:
-        raise ToolError("path_too_long", f"the path is {len(path)} characters and {path.count('/') + 1} names deep "
-                                         f"(at most {MAX_PATH_CHARS} and {MAX_PATH_DEPTH})", "use a shorter path")
-
-
-def refuse_hard_link(file: Path, path: str) -> None:
-    """A file with another name (a hard link) may be a file outside the workspace, or a secret, under
-    a name the rules do not cover: the path sandbox sees only the name (found by the red team)."""
-    if file.stat().st_nlink > 1:
-        raise ToolError("hard_link", f"{path!r} is a hard link: the same file has another name, perhaps outside "
-                                     "the workspace", "work on another file, or ask the user about this one")
-
-
-def entry(workspace: Path, path: str) -> Path:
-    """The entry a path names, itself: its folder resolved inside the workspace, its own name not
-    followed. Deleting or moving a link acts on the link, never on the file it leads to."""
-    inside(workspace, path)  # the sandbox first: a link that leads out is refused like any escape
-    name = Path(path).name
-    if name in ("", ".."):
-        raise ToolError("not_a_file", f"{path!r} names a folder, not a file", "name one file")
-    return inside(workspace, str(Path(path).parent)) / name
-
-
 def delete_file(workspace: Path, path: str) -> str:
     existing(workspace, path)
-    file = entry(workspace, path)
+    file = course.paths.entry(workspace, path)  # a link itself, never the file it leads to
     if not (file.is_symlink() or file.is_file()):
         raise ToolError("not_a_file", f"{path!r} is not a file", "delete_file removes single files only")
     file.unlink()
@@ -288,7 +184,7 @@ def delete_file(workspace: Path, path: str) -> str:
 
 def move_file(workspace: Path, source: str, destination: str) -> str:
     existing(workspace, source)
-    origin, target = entry(workspace, source), entry(workspace, destination)
+    origin, target = course.paths.entry(workspace, source), course.paths.entry(workspace, destination)
     if origin.is_dir() and not origin.is_symlink():  # a folder carries files no rule was asked about (.env)
         raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -297,31 +193,17 @@ def move_file(workspace: Path, source: str, destination: str) -> str:
 
 
 def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> str:
-    """Run a command confined by the kernel (confine.py): the workspace the only folder it may write,
-    ``hidden`` (the files a deny rule covers) unreadable, no network, bounded in time and output,
-    no secrets in its environment, and no process of it left running afterwards."""
-    finished = confine.run_confined(command, workspace, hidden=hidden, timeout_s=COMMAND_TIMEOUT_S,
-                                    output_cap=COMMAND_OUTPUT_CAP, environment=command_environment(workspace))
+    """Run a command confined by the kernel (course.confinement): the workspace the only folder it may
+    write, ``hidden`` (the files a deny rule covers) unreadable, no network, bounded in time and output,
+    no secrets and no startup files in its environment, and no process of it left running afterwards."""
+    finished = course.confinement.run_confined(command, workspace, hidden=hidden, timeout_s=COMMAND_TIMEOUT_S,
+                                               output_cap=COMMAND_OUTPUT_CAP,
+                                               environment=course.confinement.command_environment(workspace))
     if finished.timed_out:
         raise ToolError("timeout", f"the command ran longer than {COMMAND_TIMEOUT_S} s and was killed",
                         "run something quicker, or on fewer files")
     ended = f"\n[{finished.stragglers} process(es) it left running were ended]" if finished.stragglers else ""
     return f"exit code {finished.exit_code}\n{finished.output}{ended}"
-
-
-def command_environment(workspace: Path) -> dict:
-    """PATH, LANG, LC_ALL and HOME, and nothing else: no API key, no token, no credentials. PATH keeps
-    only absolute folders outside the workspace, so a program the model wrote cannot stand in for `ls`.
-    HOME is a folder that does not exist (as for Debian's `nobody`): a home in the workspace would let
-    the model write the startup files that programs read from it (~/.local/.../usercustomize.py runs
-    in every Python program: found by the red team); PYTHONNOUSERSITE says the same to Python."""
-    environment = {name: os.environ[name] for name in ("LANG", "LC_ALL") if name in os.environ}
-    folders = [folder for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
-               if os.path.isabs(folder) and not Path(folder).resolve().is_relative_to(workspace.resolve())]
-    environment["PATH"] = os.pathsep.join(folders)
-    environment["HOME"] = "/nonexistent"
-    environment["PYTHONNOUSERSITE"] = "1"
-    return environment
 
 
 def calculate(workspace: Path, expression: str) -> str:
@@ -344,11 +226,11 @@ TOOL_FUNCTIONS = {
 SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
 
 
-def run_tool(workspace: Path, name: str, arguments, gate: "Gate") -> tuple[str, bool]:
-    """Run one tool call. Returns (structured text for the model, is_error); a failure never escapes."""
+def run_tool(workspace: Path, name: str, arguments, gate: Gate) -> tuple[str, bool]:
+    """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     try:
         output = call_tool(workspace, name, arguments, gate)
-    except ToolError as error:
+    except (ToolError, course.paths.Refused) as error:  # the resolver's refusals are actionable too
         return failure(error.kind, error.message, error.hint), True
     except Exception as error:  # unforeseen: still one line for the model, never a stack trace
         return failure("tool_failed", f"{name} failed: {type(error).__name__}: {error}",
@@ -356,7 +238,7 @@ def run_tool(workspace: Path, name: str, arguments, gate: "Gate") -> tuple[str, 
     return json.dumps({"ok": True, "output": cut_to_fit(output, name, arguments)}, ensure_ascii=False), False
 
 
-def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
+def call_tool(workspace: Path, name: str, arguments, gate: Gate):
     """Check the name, then the arguments, then the gate, and only then run the tool."""
     if name not in TOOL_FUNCTIONS:
         closest = difflib.get_close_matches(str(name), TOOL_FUNCTIONS, n=1, cutoff=0.4)
@@ -366,12 +248,8 @@ def call_tool(workspace: Path, name: str, arguments, gate: "Gate"):
     if problems:
         raise ToolError("invalid_arguments", f"{name}: {'; '.join(problems)}",
                         f"{name} takes {course.describe_parameters(SCHEMAS[name])}")
-    for key in ("path", "source", "destination"):  # the sandbox first: an escape is no question for the gate
-        if key in arguments:
-            within_limits(arguments[key])
-            inside(workspace, arguments[key])
-    verdict = gate.check(workspace, name, arguments)  # parse, classify, decide: rules, then a person
-    if verdict.decision != "allow":
+    verdict = gate.check(workspace, name, arguments)  # deny, ask, allow, the default; a person; the audit
+    if verdict.decision != "allow":  # the model is told why, and what to do instead
         raise ToolError("denied", f"{name} was not run: {verdict.why}", verdict.instead)
     if name in ("run_command", "search_files"):  # the files a deny rule covers stay out of their reach
         return TOOL_FUNCTIONS[name](workspace, **arguments, hidden=gate.hidden(workspace))
@@ -394,55 +272,42 @@ def cut_to_fit(output: str, name: str, arguments: dict) -> str:
             + f"\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]")
 
 
-def tool_result(workspace: Path, call, gate: "Gate") -> dict:
+def tool_result(workspace: Path, call, gate: Gate) -> dict:
     """The tool_result block that answers one tool_use block, matched by its id."""
     text, is_error = run_tool(workspace, call.name, call.input, gate)
     return {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
 
 
 def calls_written_as_text(text: str) -> list[tuple[str, dict]]:
-    """Tool calls a model wrote as JSON in its text (measured on local models in "An AI agent is a while loop inside"):
-    alone on a line, after a sentence, in a ``` fence, or in <tool_call> tags. Only a call to a tool that
-    exists, with arguments that validate, counts: a JSON example in an answer must not run anything."""
-    calls = []
-    for value in course.json_objects_in(text):
-        name = value.get("name")
-        arguments = value.get("arguments", value.get("input", value.get("parameters")))
-        if isinstance(name, str) and name in TOOL_FUNCTIONS and not course.argument_errors(SCHEMAS[name], arguments):
-            calls.append((name, arguments))
-    return calls
+    """Tool calls a model wrote as JSON in its text, as local models do ("An AI agent is a while loop
+    inside"). Only a call to a real tool, with valid arguments, counts: a JSON example must not run."""
+    return course.calls_in_text(text, SCHEMAS)
 
 
-def text_calls_message(workspace: Path, calls: list[tuple[str, dict]], gate: "Gate") -> dict:
-    """Run calls found in text (through the same gate); report each result, then how to call tools."""
-    blocks = []
-    for name, arguments in calls:
-        output, _ = run_tool(workspace, name, arguments, gate)
-        blocks.append({"type": "text", "text": f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} "
-                                               f"(written as text in your reply):\n{output}"})
-    blocks.append({"type": "text", "text": "You wrote tool calls as JSON text; I ran them this time. Call tools "
-                                           "through the tool interface (tool_use blocks), not in your text."})
-    return {"role": "user", "content": blocks}
+def text_calls_message(workspace: Path, calls: list[tuple[str, dict]], gate: Gate) -> dict:
+    """Run calls found in text (through the same gate); report each result, then how to call tools properly."""
+    results = [f"Result of {name} {json.dumps(arguments, ensure_ascii=False)} (written as text in your reply):\n"
+               + run_tool(workspace, name, arguments, gate)[0] for name, arguments in calls]
+    results.append("You wrote tool calls as JSON text; I ran them this time. Call tools through the tool "
+                   "interface (tool_use blocks), not in your text.")
+    return {"role": "user", "content": [{"type": "text", "text": text} for text in results]}
 # --8<-- [end:dispatcher]
 
 
 # --8<-- [start:ask]
-def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int = MAX_TOKENS) -> anthropic.types.Message:
-    """One model call: the whole history and the tool table go out, one reply comes back.
-
-    Cache breakpoints mark where a prefix that a later call sends again unchanged ends: the system
-    block (tools and system never change), and the ones ``with_breakpoints`` puts in the history.
-    """
+def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int | None = None) -> anthropic.types.Message:
+    """One model call. Cache breakpoints end the prefixes a later call sends again unchanged: the
+    system block (tools and system never change), and those ``with_breakpoints`` puts in the history."""
     system = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": CACHE_BREAKPOINT}]
-    return client.messages.create(model=model, max_tokens=max_tokens, system=system,
+    return client.messages.create(model=model, max_tokens=max_tokens or MAX_TOKENS, system=system,
                                   tools=TOOLS, messages=with_breakpoints(messages))
 
 
 def with_breakpoints(messages: list) -> list:
-    """The history as sent: a breakpoint on the latest block (the next call starts with all of it),
-    and one just before the first tool result still whole (the end of the part already masked: the
-    next batch masks only after it, so after a batch the cache is still read up to there).
-    A copy: the history itself keeps no mark, or marks would pile up past the API's limit of four."""
+    """The history as sent: a breakpoint on the latest block (the next call starts with all of it), and
+    one before the first tool result still whole (the end of the masked part: the next batch masks only
+    after it, so the cache is still read up to there). A copy: marks in the history would pile up past
+    the API's limit of four."""
     sent = list(messages)
     first_whole = next((index for index, message in enumerate(sent) if message["role"] == "user"
                         and any(is_whole_result(block) for block in blocks_of(message))), None)
@@ -454,10 +319,8 @@ def with_breakpoints(messages: list) -> list:
 
 def marked(message: dict) -> dict:
     """A copy of the message whose last block carries a cache breakpoint."""
-    blocks = blocks_of(message)
-    if not blocks:  # an empty message has no block to mark
-        return message
-    return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)])
+    blocks = blocks_of(message)  # an empty message has no block to mark
+    return dict(message, content=blocks[:-1] + [dict(blocks[-1], cache_control=CACHE_BREAKPOINT)]) if blocks else message
 
 
 def blocks_of(message: dict) -> list:
@@ -543,10 +406,10 @@ class RunResult:
 
 
 # --8<-- [start:turn]
-def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, gate: Gate, trace) -> bool:
+def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, gate: Gate,
+              trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
-    limit = limit_reached(state, limits)
-    if limit:
+    if limit := limit_reached(state, limits):
         return stop(state, limit[0], "", trace, limit[1])
     try:
         prune(state, client, model, trace)                            # keep the prompt small
@@ -581,9 +444,8 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress: tool_use calls and calls written as text alike."""
-    stuck = no_progress(state.messages, limits)
-    if stuck:
+    """Go on, unless the history shows no progress."""
+    if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
 
@@ -599,7 +461,15 @@ CUT_OR_REFUSED = {
     "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
                    "whole tool call; ask for a shorter answer, or split the task"),
     "refusal": "the model declined to go on; rephrase the task or try another model",
+    "echo": ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
+             "chat template (a base model, or a server without the model's template, does this)"),
 }
+
+
+def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
+    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
+    echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
+    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
 
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
@@ -607,7 +477,7 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
     if state.turn_count >= limits.max_turns:
         return "max_turns", (f"turn limit: {state.turn_count} of {limits.max_turns} turns taken; "
                              "raise max_turns if the task needs more")
-    used = prompt_size_of(state.usage) + state.usage["output_tokens"]  # a token read from the cache is still used
+    used = prompt_size(state.usage) + state.usage["output_tokens"]  # a token read from the cache is still used
     if used >= limits.token_budget:
         return "token_budget", (f"token budget: {used} tokens used, the budget is {limits.token_budget}; "
                                 "raise token_budget if the task is worth more")
@@ -663,13 +533,10 @@ def add_usage(total: dict, usage) -> None:
 
 
 def prompt_size(usage) -> int:
-    """Every token of the prompt, read from the cache, written to it or neither: what must fit the window."""
-    return usage.input_tokens + (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-
-
-def prompt_size_of(total: dict) -> int:
-    """The same for a run's summed usage (``LoopState.usage``)."""
-    return total["input_tokens"] + total["cache_read_input_tokens"] + total["cache_creation_input_tokens"]
+    """Every token of a prompt, read from the cache, written to it or neither: what must fit the window.
+    ``usage``: a reply's, or a run's sum (``LoopState.usage``, a dict)."""
+    part = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+    return sum(part(name) or 0 for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 # --8<-- [end:turn]
 
 
@@ -733,14 +600,8 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
 
 
 # --8<-- [start:cut]
-# A reply cut at max_tokens. Anthropic's docs on stop reasons: raise max_tokens, or continue the
-# response; a tool_use cut short must be asked for again with a larger max_tokens
-# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). So: whole calls
-# before the cut are used; with none, ask again with more room; past the ceiling, stop and say why.
-ECHO = ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
-        "chat template (a base model, or a server without the model's template, does this)")
-
-
+# A tool_use cut short must be asked for again with a larger max_tokens (Anthropic's docs on stop reasons,
+# https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons); whole calls before the cut are used.
 def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> anthropic.types.Message:
     """Ask; while the reply is cut before any whole call, ask again with twice the room, up to the
     ceiling. A model repeating its prompt is not asked again: more room only buys more copying."""
@@ -781,12 +642,6 @@ def repeats_the_prompt(text: str, messages: list) -> bool:
     """Most of a reply copied from the request: what a small local base model does until max_tokens."""
     return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
 
-
-def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
-    """The explanation that fits: an echo is not a long answer, and more room would not help it."""
-    if reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages):
-        return ECHO
-    return CUT_OR_REFUSED[reply.stop_reason]
 # --8<-- [end:cut]
 
 
@@ -795,8 +650,7 @@ def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> N
     """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
     still too big, summarise old turns. Each changes the prompt early on: the cache is written again."""
     estimate = estimate_prompt_tokens(state.messages)
-    masked = mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST) if estimate > CLEAR_TRIGGER else 0
-    if masked:
+    if estimate > CLEAR_TRIGGER and (masked := mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST)):
         trace("note", f"masked {masked} old tool result(s) in one batch; the cache is written again from the first of them")
         estimate = estimate_prompt_tokens(state.messages)
     if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
@@ -806,12 +660,9 @@ def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> N
 
 
 def mask_old_results(messages: list, keep: int, at_least: int = 0) -> int:
-    """Replace the content of all but the last ``keep`` tool results by a placeholder, all in one
-    batch, if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many.
-
-    The tool_result block itself stays, with its tool_use_id and is_error: only its content goes,
-    so every tool_use is still answered and the history stays valid.
-    """
+    """Replace the content of all but the last ``keep`` tool results by a placeholder, in one batch,
+    if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many. Each
+    tool_result block stays, with its tool_use_id: every tool_use is still answered."""
     calls = {block["id"]: block for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
@@ -833,7 +684,7 @@ def estimate_prompt_tokens(messages: list) -> int:
 
 
 def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text.encode("utf-8")) / 4)
+    return (len(text.encode("utf-8")) + 3) // 4  # rounded up
 
 
 def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: str) -> bool:
@@ -846,7 +697,7 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
     task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
     request = ("Summarise the work so far for your own later use: what was done, what was found "
                "(keep every number and name), and what remains. Transcript:\n\n"
-               + earlier_summary.strip() + "\n" + transcript(messages[1:cut]))
+               + earlier_summary.strip() + "\n" + course.turns_as_text(messages[1:cut]))
     reply = client.messages.create(model=model, max_tokens=MAX_TOKENS,
                                    messages=[{"role": "user", "content": request}])
     add_usage(state.usage, reply.usage)  # summarising is billed too
@@ -858,22 +709,8 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
 
 
 def first_text(message: dict) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return "".join(block.get("text", "") for block in blocks_of(message) if block.get("type") == "text")
 
-
-def transcript(messages: list) -> str:
-    """Old turns as plain text for the summariser: what the model said, called, and got back."""
-    lines = []
-    for message in messages:
-        for block in message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]:
-            if block["type"] == "text":
-                lines.append(f"{message['role']}: {block['text']}")
-            elif block["type"] == "tool_use":
-                lines.append(f"called {block['name']} {json.dumps(block['input'], ensure_ascii=False)}")
-            elif block["type"] == "tool_result":
-                lines.append(f"result: {course.shorten(str(block['content']), 300)}")
-    return "\n".join(lines)
 # --8<-- [end:prune]
 
 
@@ -883,28 +720,24 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
     names = {block["id"]: block["name"] for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
-    calls = Counter(names[block["tool_use_id"]] for block in results)
-    errors = Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))
-    return dict(calls), dict(errors)
+    return (dict(Counter(names[block["tool_use_id"]] for block in results)),
+            dict(Counter(names[block["tool_use_id"]] for block in results if block.get("is_error"))))
 
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
-    if runs_log is False:
-        return
-    # "run": the transcript's id. A resumed run is logged again when it ends, its numbers covering the
-    # whole run; course stats counts only a run's last record.
+    # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
     record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
-    course.runlog.append(record, runs_log)
+    if runs_log is not False:
+        course.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 
 # --8<-- [start:run]
 def run(task: str | None = None, *, client=None, model: str | None = None, workspace=None, trace=None,
-        limits: Limits = Limits(), runs_log=None, rules=None,
-        approver=ask_on_terminal, audit_log=None,
+        limits: Limits = Limits(), runs_log=None, rules=None, approver=ask_on_terminal, audit_log=None,
         resume=None, transcript=None) -> RunResult:
     """Take turns until one says stop, saving the state after each step; the result says why, and the
     runs log remembers it. ``resume`` goes on with an earlier run (a run id, a transcript, or "last")."""
@@ -916,7 +749,7 @@ def run(task: str | None = None, *, client=None, model: str | None = None, works
     if approver is ask_on_terminal and not sys.stdin.isatty():
         approver = None  # no one to ask: ask means deny
     gate = Gate(rules=RULES if rules is None else rules, approver=approver, audit_log=audit_log,
-                confinement=confine.probe())
+                confinement=course.confinement.probe())
     if not gate.confined:  # said once a run: from here on, every command waits for a person
         trace("note", f"no kernel confinement ({gate.confinement.reason}): no command runs without a person")
     save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption

@@ -15,51 +15,68 @@
 #
 # - every tool has a **risk class** (read, write, destructive, execute);
 # - **rules** (deny, ask, allow; a tool and a pattern: a path glob, or a program for commands) are
-#   checked deny first, then ask, then allow; with no match, the risk class's default applies;
-# - a **command** is read with the shell's own grammar (tree-sitter-bash, in `s06/gate.py`): only a
-#   plain command of the safe list, on paths inside the workspace, runs without a person, and a deny
-#   rule finds its program anywhere in the tree; every command runs **confined by the kernel**;
-# - **ask** means a person decides; with no terminal, ask means deny;
+#   checked in one `decide()` (in `s06/permissions.py`): deny first, then ask, then allow; with no
+#   match, the risk class's default applies;
+# - **ask** means a person approves exactly one thing; with no terminal, ask means deny;
 # - a denial goes back to the model as an `is_error` result that says why and what to do instead;
-# - every file tool goes through a **path sandbox**; the command tool and the calculator are bounded;
 # - every decision is written to an **audit log**.
+#
+# What the decision is made on comes from the support package, which this chapter uses and does not
+# build: a **command** read with the shell's own grammar (tree-sitter-bash, `course.shell_reading`),
+# so that only a plain command of the safe list, on paths inside the workspace, runs without a
+# person, and a deny rule finds its program anywhere in the tree; every **path** resolved inside the
+# workspace by one resolver (`course.paths`) that the file tools use too; and every command run
+# **confined by the kernel** (`course.confinement`).
 #
 # Everything runs offline unless you set an API key (see the s00 notebook).
 
 # %%
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import course
+import course.confinement
+import course.paths
+import course.shell_reading
 from s05 import agent as s05
 from s06 import agent
-from s06 import gate as gates
 
-# This notebook's runs and gate decisions go to scratch logs, so your own runs/ stays yours.
+permissions = sys.modules[agent.Gate.__module__]  # s06/permissions.py, beside agent.py
+
+# This notebook's runs, their transcripts and the gate's decisions go to a scratch folder, so your own runs/ stays yours.
 scratch = Path(tempfile.mkdtemp(prefix="s06-notebook-"))
 os.environ["AGENT_COURSE_RUNS_LOG"] = str(scratch / "runs.jsonl")
+os.environ["AGENT_COURSE_TRANSCRIPTS"] = str(scratch / "transcripts")
 os.environ["AGENT_COURSE_AUDIT_LOG"] = AUDIT_LOG = str(scratch / "audit.jsonl")
 
 print("model in use:", course.resolve_model())
-print("risk classes:", gates.RISK)
-print("defaults:", gates.DEFAULT_DECISION)
-print("confinement:", agent.confine.probe())
+print("risk classes:", permissions.RISK)
+print("defaults:", permissions.DEFAULT_DECISION)
+print("confinement:", course.confinement.probe())
 
 # %% [markdown]
 # ## 1. What the gate decides
 #
-# `Gate.decide(workspace, tool, arguments)` returns the decision, the reason, and who decided (a rule
-# or a risk class's default). It only decides; nothing runs. The rules are `agent.RULES`:
+# `decide(call, rules, approved)` returns a verdict: the decision, the reason, and who decided (a rule,
+# the safe list, or a risk class's default). It only decides; nothing runs. It decides on the call as
+# the gate read it (`gate.read_call`: the entries a file tool acts on, the programs anywhere in a
+# command), never on its text. The rules are `agent.RULES`:
 
 # %%
 print("\n".join(str(rule) for rule in agent.RULES))
 
 # %%
 workspace = course.prepare_workspace()
-gate = agent.Gate(rules=agent.RULES, approver=None, audit_log=False, confinement=agent.confine.probe())
+gate = agent.Gate(rules=agent.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
+
+
+def decided(tool, arguments):
+    return permissions.decide(gate.read_call(workspace, tool, arguments), gate.rules, gate.approved)
+
 
 EXAMPLES = [
     ("read_file", {"path": "memo.md"}),
@@ -73,8 +90,8 @@ EXAMPLES = [
     ("run_command", {"command": "echo hi > memo.md"}),
 ]
 for tool, arguments in EXAMPLES:
-    decision, why, decided_by = gate.decide(workspace, tool, arguments)
-    print(f"{decision:<5} {tool} {json.dumps(arguments)}\n      {decided_by}: {why}")
+    verdict = decided(tool, arguments)
+    print(f"{verdict.decision:<5} {tool} {json.dumps(arguments)}\n      {verdict.decided_by}: {verdict.why}")
 
 # %% [markdown]
 # Writing a new file is allowed, but writing over an existing one is classed as destructive and
@@ -85,7 +102,7 @@ for tool, arguments in EXAMPLES:
 # ## 2. Commands, read with the shell's grammar
 #
 # A rule that allows `ls` must not allow `ls && rm -rf .`: that bypass was reported against several
-# agents. `gates.read_command` parses a command with tree-sitter-bash and classifies the tree: is it
+# agents. `course.shell_reading.read_command` parses a command with tree-sitter-bash and classifies the tree: is it
 # *plain* (words joined by `&&`, `||`, `;`, `|`, nothing the shell expands or runs first), and which
 # programs appear anywhere in it, behind wrappers and inside substitutions included.
 
@@ -102,10 +119,10 @@ COMMANDS = [
     "echo 'unbalanced",
 ]
 for command in COMMANDS:
-    reading = gates.read_command(command)
+    reading = course.shell_reading.read_command(command)
     plain = f"plain: {reading.commands}" if reading.plain else f"not plain: {reading.why_not}"
-    decision, why, _ = gate.decide(workspace, "run_command", {"command": command})
-    print(f"{command!r}\n    {plain}\n    {decision}: {why}")
+    verdict = decided("run_command", {"command": command})
+    print(f"{command!r}\n    {plain}\n    {verdict.decision}: {verdict.why}")
 
 # %% [markdown]
 # A command the grammar cannot read (an unbalanced quote) is never plain: with no person, it is denied.
@@ -113,8 +130,8 @@ for command in COMMANDS:
 # %% [markdown]
 # ## 3. The path sandbox
 #
-# Every file tool resolves its path (following `..` and symbolic links) and refuses one that ends
-# outside the workspace. Let us set traps: a sibling folder whose name *starts with* the workspace's
+# Every file tool, and the gate, resolves a path with one resolver (`course.paths.resolve`: `..` and
+# symbolic links followed) and refuses one that ends outside the workspace. Let us set traps: a sibling folder whose name *starts with* the workspace's
 # name, holding a secret, and a symbolic link inside the workspace that points into it.
 
 # %%
@@ -144,9 +161,9 @@ def string_check(path):
 
 def sandbox(path):
     try:
-        agent.inside(workspace, path)
+        course.paths.resolve(workspace, path)
         return "allowed"
-    except agent.ToolError as error:
+    except course.paths.Refused as error:
         return f"refused: {error.message}"
 
 
@@ -162,8 +179,9 @@ print("what the model reads:", text)
 # %% [markdown]
 # ## 4. Ask: a person decides
 #
-# Deletes, overwrites and unknown commands default to *ask*. In a terminal, s06 prompts you (allow
-# once, allow always for exactly this command or path, or no with a reason); in this notebook there
+# Deletes, overwrites and unknown commands default to *ask*. In a terminal, s06 prompts you (`o` or
+# `y` to allow once, `a` to allow always exactly this command or path, `n` or `no, REASON` to refuse;
+# anything else is asked again); in this notebook there
 # is no terminal, so a `Gate` built with `approver=None` denies them. A person is just a function
 # `(tool, arguments, why, covers) -> (answer, reason)`, where `covers` says what "always" would
 # approve, so we can script one:
@@ -179,7 +197,7 @@ def scripted_person(tool, arguments, why, covers):
 
 
 person_gate = agent.Gate(rules=agent.RULES, approver=scripted_person,   # audit_log=None: the default audit log
-                         confinement=agent.confine.probe())
+                         confinement=course.confinement.probe())
 
 
 def attempt(tool, arguments):
@@ -214,7 +232,7 @@ for line in Path(AUDIT_LOG).read_text(encoding="utf-8").splitlines():
 # ## 6. Bounded tools
 #
 # A tool the gate allows still runs inside limits. The calculator refuses, *before* computing, any
-# result with more than `MAX_DIGITS` digits: `9**9**9` would otherwise take the machine for a long
+# result of more than a thousand digits: `9**9**9` would otherwise take the machine for a long
 # time. Each answer below comes back at once; the time it took is printed next to it:
 
 # %%
@@ -226,14 +244,15 @@ for expression in ["1250 * 16", "9**9**9", "(((9**64)**64)**64)**64", "2**4000",
 
 # %% [markdown]
 # The command tool runs in the workspace, with a timeout, an output cap, and an environment that
-# holds no secrets: only `PATH`, the locale and `HOME` (set to the workspace) get through. A token in
-# this notebook's environment is not visible to the command. (The gate would ask a person about
+# holds no secrets: only `PATH`, the locale and a `HOME` that does not exist get through (a home in
+# the workspace would let the model write startup files). A token in this notebook's environment is
+# not visible to the command. (The gate would ask a person about
 # this command, since `$` is expanded by the shell; here we call the tool itself, past the gate.)
 
 # %%
 os.environ["NOTEBOOK_SECRET_TOKEN"] = "s3cr3t"
 print(agent.run_command(workspace, "echo token=$NOTEBOOK_SECRET_TOKEN home=$HOME"))
-print("the gate on the same command:", gate.decide(workspace, "run_command", {"command": "echo $HOME"})[:2])
+print("the gate on the same command:", decided("run_command", {"command": "echo $HOME"}).why)
 print("timeout:", agent.COMMAND_TIMEOUT_S, "s | output cap:", agent.COMMAND_OUTPUT_CAP, "bytes")
 
 # %% [markdown]
@@ -310,9 +329,9 @@ else:
 # %% [markdown]
 # ## Your turn
 #
-# The exercises of this stage are the regions of `s06/agent.py` and `s06/gate.py` marked `# >>> exercise N`:
-# 1. *Keep every path inside the workspace* (`inside`, in agent.py);
-# 2. *Read a command's words only when they are plain* (`plain_words`, in gate.py).
+# The exercises of this stage are the regions of `s06/permissions.py` marked `# >>> exercise N`:
+# 1. *Decide: deny, then ask, then allow, then the default* (`decide`);
+# 2. *Ask a person about exactly one thing* (`Gate.ask_person`).
 #
 # In a terminal, from the repository's root, these two commands write your own copy with those
 # regions emptied (the first) and grade it (the second):

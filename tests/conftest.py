@@ -19,7 +19,7 @@ from helpers import STAGES, load_stage
 
 # The suite is deterministic: property tests draw the same examples on every run (CI and a clean
 # clone see what the developer saw). To explore new examples, as an attacker would, run with
-# HYPOTHESIS_PROFILE=explore (random draws, ten times as many), e.g. on tests/test_s06_differential.py.
+# HYPOTHESIS_PROFILE=explore (random draws, ten times as many), e.g. on tests/test_s06_commands_read_as_the_shell_does.py.
 settings.register_profile("course", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))

@@ -1,4 +1,4 @@
-"""s06's second layer: whatever the gate lets run is confined by the kernel (s06/confine.py).
+"""s06's second layer: whatever the gate lets run is confined by the kernel (course/confinement.py).
 
 Each attack runs twice where that makes the test meaningful: confined, where it must fail, and with
 AGENT_COURSE_NO_CONFINEMENT=1, where the same command succeeds. A test that only checked the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from s06 import confine
+import course.confinement as confine
 
 SECRET = "sk-ant-not-a-real-key-0123"
 BESIDE = "the folder beside the workspace"
@@ -325,7 +325,7 @@ UNPRIVILEGED = textwrap.dedent("""\
     import sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
-    import confine
+    import confinement as confine  # the module alone, from its folder: it needs nothing but the standard library
     found = confine.probe()
     print(found.available, found.reason)
     workspace = Path(sys.argv[2])

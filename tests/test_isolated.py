@@ -1,13 +1,14 @@
 """course.isolated: a function runs in a fresh child of a small server; a crash there is an answer here.
 
-s06's gate reads every command this way (tree-sitter-bash is C, and it can crash). These tests use
-modules written for the purpose, so that each behaviour is shown by the real thing: a real SIGSEGV,
+s06's gate reads every command this way, in course.shell_reading (tree-sitter-bash is C, and it can
+crash). These tests use modules written for the purpose, so that each behaviour is shown by the real thing: a real SIGSEGV,
 a real exit, a real exception, a real edit of the module's file.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -180,3 +181,74 @@ def test_importing_the_course_package_leaves_the_sdk_out_so_a_server_stays_small
                                "print(sorted({'anthropic', 'jsonschema', 'httpx2'} & set(sys.modules)))"],
                               capture_output=True, text=True, check=True)
     assert imported.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- shutting down quietly
+
+# A process that reads commands the way s06 does, then waits to be ended, as a notebook kernel does: an
+# interrupt (SIGINT to the whole process group, which is how a kernel is interrupted, and shut down) is
+# not an exit for it; it ends when it is told to, or is terminated.
+KERNEL_LIKE = """
+import signal, sys, time
+import course.shell_reading
+
+interrupted = []
+signal.signal(signal.SIGINT, lambda *frame: interrupted.append(True))
+print(course.shell_reading.read_command("ls -l").commands, flush=True)
+while not interrupted:
+    time.sleep(0.01)
+time.sleep(0.3)  # the server has had the interrupt too, and time to print whatever it would print
+print(course.shell_reading.read_command("wc -l memo.md").commands, flush=True)  # and it still answers
+"""
+
+
+@pytest.mark.parametrize("ending", ["interrupted, then exits", "terminated"])
+def test_the_server_ends_quietly_with_its_caller_when_the_group_is_interrupted_or_terminated(ending):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(isolated.__file__)))
+    caller = subprocess.Popen([sys.executable, "-c", KERNEL_LIKE], cwd=root, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert caller.stdout.readline() == "[['ls', '-l']]\n"
+        os.killpg(caller.pid, signal.SIGINT if ending == "interrupted, then exits" else signal.SIGTERM)
+        out, err = caller.communicate(timeout=20)
+    finally:
+        if caller.poll() is None:
+            os.killpg(caller.pid, signal.SIGKILL)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "BrokenPipe" not in err, err
+    if ending == "interrupted, then exits":
+        assert caller.returncode == 0 and out == "[['wc', '-l', 'memo.md']]\n", err
+    time.sleep(0.2)
+    assert not group_alive(caller.pid), "a server outlived its caller"
+
+
+def group_alive(group: int) -> bool:
+    """Whether a process of the group still runs: an ended one left unreaped (a zombie, in a container
+    whose first process reaps none) does not count."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in os.listdir("/proc"):
+        try:
+            state, _, _, pgid = open(f"/proc/{entry}/stat").read().rpartition(")")[2].split()[:4]
+        except (OSError, ValueError):
+            continue
+        if int(pgid) == group and state != "Z":
+            return True
+    return False
+
+
+def test_a_call_interrupted_before_its_answer_never_hands_that_answer_to_the_next_call(module, monkeypatch):
+    assert isolated.call(module.pid_and_calls, "warm up")[2] == "warm up"
+    real_receive = isolated._receive
+
+    def interrupted(stream):
+        monkeypatch.setattr(isolated, "_receive", real_receive)  # only the first answer is missed
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(isolated, "_receive", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        isolated.call(module.pid_and_calls, "first")  # its answer is left unread in the pipe
+    assert isolated.call(module.pid_and_calls, "second")[2] == "second"

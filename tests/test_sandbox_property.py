@@ -4,8 +4,9 @@
   workspace's (``workspace-evil``, the prefix bug behind CVE-2025-54794 and CVE-2025-53110),
   symbolic links inside the workspace that lead out (to a file, a folder, the parent, a file
   that does not exist yet), a link loop, unicode look-alikes, NUL bytes, '.' and empty segments.
-  ``inside()`` either refuses a path or returns one inside the workspace, and no file tool creates,
-  reads, changes or deletes anything outside it, whatever it is handed.
+  The one resolver (``course.paths.resolve``, which the file tools and the gate share) either refuses
+  a path or returns one inside the workspace, and no file tool creates, reads, changes or deletes
+  anything outside it, whatever it is handed.
 * Compound commands: harmless allowed commands (ls, echo, cat...) joined with a denied or an
   unknown one by ; && || | & newlines, $(...), backticks, bash -c, sh -c and eval, with quoting
   variants and environment-variable prefixes. The gate's decision is never milder than the
@@ -24,6 +25,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,9 +35,12 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import course
+import course.confinement
+import course.paths
 from helpers import load_stage
 
 s06 = load_stage("s06")
+pytestmark = pytest.mark.stage("s06")  # s06's tools and its decision; the paths through the support package's resolver
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SECRET = "TOP-SECRET-OUTSIDE"
@@ -135,7 +140,6 @@ def assert_outside_untouched(workspace: Path, before: dict, outputs: list[str], 
         assert SECRET not in output, f"a secret from outside the workspace was read by {what}"
 
 
-@pytest.mark.exercise(1)
 @PROPERTY
 @given(paths())
 @example(("", "../secret.txt"))
@@ -149,12 +153,12 @@ def assert_outside_untouched(workspace: Path, before: dict, outputs: list[str], 
 @example(("", "memo.md\x00/../../secret.txt"))
 @example(("WORKSPACE/", "../secret.txt"))
 @example(("", "loop"))
-def test_inside_refuses_or_returns_a_path_inside_the_workspace(standing_workspace, case):
+def test_the_resolver_refuses_or_returns_a_path_inside_the_workspace(standing_workspace, case):
     workspace = standing_workspace
     path = concrete(workspace, *case)
     try:
-        resolved = s06.inside(workspace, path)
-    except s06.ToolError as refused:
+        resolved = course.paths.resolve(workspace, path)
+    except course.paths.Refused as refused:
         assert refused.kind == "outside_workspace" and refused.message and refused.hint
         return
     except RuntimeError as loop:  # a link loop: Path.resolve() gives up, nothing is opened
@@ -168,7 +172,7 @@ FILE_TOOLS = ("read_file", "write_file", "list_files", "delete_file", "move_file
 
 
 def use_tool(workspace: Path, tool: str, path: str) -> tuple[bool, str]:
-    """Call one file tool straight (no gate: the sandbox must hold on its own) with ``path``.
+    """Call one file tool straight (no gate: the resolver must hold on its own) with ``path``.
     Returns (whether it succeeded, what it returned or the failure)."""
     calls = {
         "read_file": lambda: s06.read_file(workspace, path),
@@ -181,13 +185,12 @@ def use_tool(workspace: Path, tool: str, path: str) -> tuple[bool, str]:
     }
     try:
         return True, calls[tool]()
-    except s06.ToolError as refused:
+    except (s06.ToolError, course.paths.Refused) as refused:
         return False, f"{refused.kind}: {refused.message} ({refused.hint})"
     except (OSError, ValueError, RuntimeError) as failed:  # e.g. a folder read as a file, a link loop
         return False, f"{type(failed).__name__}: {failed}"
 
 
-@pytest.mark.exercise(1)
 @PROPERTY
 @given(paths(), st.sampled_from(FILE_TOOLS))
 @example(("", "../secret.txt"), "write_file")
@@ -273,11 +276,19 @@ def compound_commands(draw) -> tuple[str, list[str]]:
     return command, parts
 
 
+def decide(workspace: Path, command: str) -> tuple[str, str, str]:
+    """decide()'s verdict on a command with the default rules, as (decision, why, decided_by): nothing runs."""
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
+    verdict = sys.modules[s06.Gate.__module__].decide(gate.read_call(workspace, "run_command", {"command": command}),
+                                                      gate.rules, gate.approved)
+    return verdict.decision, verdict.why, verdict.decided_by
+
+
 def severity(verdict: str) -> int:
     return {"allow": 0, "ask": 1, "deny": 2}[verdict]
 
 
-@pytest.mark.exercise(2)
+@pytest.mark.exercise(1)
 @PROPERTY
 @given(compound_commands())
 @example(("ls && rm memo.md", ["ls", "rm memo.md"]))
@@ -288,21 +299,19 @@ def severity(verdict: str) -> int:
 def test_an_allowed_prefix_never_approves_a_part_that_alone_is_denied_or_asked_about(around, case):
     command, parts = case
     workspace = around  # deciding runs nothing: any folder will do
-    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
-    alone = max(severity(gate.decide(workspace, "run_command", {"command": part})[0]) for part in parts)
+    alone = max(severity(decide(workspace, part)[0]) for part in parts)
     assert alone >= severity("ask")  # the generator put a denied or unknown command in
-    verdict, why, _ = gate.decide(workspace, "run_command", {"command": command})
+    verdict, why, _ = decide(workspace, command)
     assert severity(verdict) >= alone, f"{command!r} was decided {verdict!r} ({why}); a part alone is worse"
 
 
-@pytest.mark.exercise(2)
+@pytest.mark.exercise(1)
 @settings(PROPERTY, max_examples=20)
 @given(st.sampled_from(["echo a#b", "ls x#", "echo #\n", "ls; #note\n", "cat memo.md#"]), st.sampled_from(DENIED),
        st.sampled_from(["; ", " && ", "\n", " | "]))
 def test_a_comment_sign_in_a_harmless_command_hides_nothing(around, harmless, bad, joiner):
     workspace = around  # deciding runs nothing: any folder will do
-    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
-    verdict = gate.decide(workspace, "run_command", {"command": harmless + joiner + bad})[0]
+    verdict = decide(workspace, harmless + joiner + bad)[0]
     assert verdict == "deny", f"{harmless + joiner + bad!r} was decided {verdict!r}"
 
 
@@ -320,7 +329,7 @@ ADVERSARIAL = [
 
 def assert_bounded(expression: str) -> None:
     workspace = Path(tempfile.gettempdir())  # the calculator never touches its workspace
-    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=s06.confine.probe())
+    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
     started = time.perf_counter()
     text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, gate)
     elapsed = time.perf_counter() - started

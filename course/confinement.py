@@ -1,5 +1,8 @@
 """Kernel confinement for s06's command tool: a mistake of the gate is not a breach.
 
+What a stage uses, not what it builds: ``run_confined()`` runs one command, ``probe()`` says whether
+this machine can confine it, and ``command_environment()`` is the environment a command gets.
+
 The gate decides whether a command may run. This module decides what a command that runs can
 reach, and the Linux kernel enforces it, whatever the command turns out to do:
 
@@ -100,6 +103,23 @@ class Finished:
 class CommandNotStarted(RuntimeError):
     """The command did not run: a step before it failed (a workspace that is gone, a confinement
     that could not be set up). The message is one line that names the step."""
+
+
+# ---------------------------------------------------------------- the environment a command gets
+
+def command_environment(workspace: Path) -> dict:
+    """PATH, LANG, LC_ALL and HOME, and nothing else: no API key, no token, no credentials. PATH keeps
+    only absolute folders outside the workspace, so a program the model wrote cannot stand in for `ls`.
+    HOME is a folder that does not exist (as for Debian's `nobody`): a home in the workspace would let
+    the model write the startup files that programs read from it (~/.local/.../usercustomize.py runs
+    in every Python program, a .pdbrc in pdb); PYTHONNOUSERSITE says the same to Python."""
+    environment = {name: os.environ[name] for name in ("LANG", "LC_ALL") if name in os.environ}
+    folders = [folder for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if os.path.isabs(folder) and not Path(folder).resolve().is_relative_to(Path(workspace).resolve())]
+    environment["PATH"] = os.pathsep.join(folders)
+    environment["HOME"] = "/nonexistent"
+    environment["PYTHONNOUSERSITE"] = "1"
+    return environment
 
 
 # ---------------------------------------------------------------- what this machine can do
@@ -750,7 +770,7 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-# ---------------------------------------------------------------- python s06/confine.py --bench
+# ---------------------------------------------------------------- python -m course.confinement --bench
 
 def _bench(runs: int = 50) -> None:
     """Median wall time of a call: confined, then our supervisor alone (the opt-out), then plain sh -c."""
@@ -784,5 +804,5 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--bench"]:
         _bench()
     else:
-        print("usage: python s06/confine.py --bench")
+        print("usage: python -m course.confinement --bench")
         print(probe().reason)

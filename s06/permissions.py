@@ -1,0 +1,269 @@
+"""s06's permissions, the chapter's own code: risk classes, rules, one decision, a person, an audit line.
+
+Every tool has a risk class (read, write, destructive, execute). Rules (deny, ask, allow) are checked
+in one function, ``decide()``: deny first, then ask, then allow, else the risk class's default; the
+order of the kinds decides, never the order of the list. "Ask" puts exactly one thing to a person,
+shown exactly; with no one to ask, ask means deny. Every decision is one line of the audit log.
+
+What the decision is made on is read and resolved by the support package, never taken from the
+call's text: a command with the shell's own grammar (course.shell_reading), a path with the one
+resolver the file tools use too (course.paths). ``Gate.read_call()`` is where the two meet.
+
+    check:  read_call ─► decide: deny? ─► ask? ─► allow? ─► the risk's default
+                                          │ ask
+                                          ▼
+                       a person (exactly this, once or always), or no one: deny ─► audit ─► verdict
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Literal
+
+import course
+import course.paths
+import course.shell_reading
+
+Decision = Literal["allow", "ask", "deny"]
+
+# --8<-- [start:risk]
+RISK = {"list_files": "read", "read_file": "read", "search_files": "read", "calculate": "read",
+        "write_file": "write", "move_file": "destructive", "delete_file": "destructive", "run_command": "execute"}
+DEFAULT_DECISION = {"read": "allow", "write": "allow", "destructive": "ask", "execute": "ask"}
+INSTEAD = {  # what a denied model may do instead, by risk class
+    "read": "leave that file alone: the rules keep it private",
+    "write": "write a new file inside the workspace instead",
+    "destructive": "leave the file as it is (or tell the user it should go) and carry on with the rest of the task",
+    "execute": "use the file tools (list_files, read_file, search_files) or a plain command of the safe list "
+               f"({course.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
+}
+ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
+# --8<-- [end:risk]
+
+
+# --8<-- [start:rules]
+@dataclass(frozen=True)
+class Rule:
+    decision: Decision
+    tool: str            # a tool name, or a glob such as "*"
+    pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
+
+    def covers(self, tool: str, path: str) -> bool:
+        """A path rule: the tool fits and the path (resolved, relative to the workspace) fits the glob."""
+        return fnmatch.fnmatchcase(tool, self.tool) and fnmatch.fnmatchcase(path, self.pattern)
+
+    def found_in(self, call: "Call") -> str:
+        """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
+        anywhere in the tree; a path rule, a word of a command that is or leads to a path it covers, or
+        an entry a file tool acts on (a deny rule, where a link it acts on leads too)."""
+        if call.command is not None and self.tool == "run_command":
+            for words, start in call.command.programs:
+                if course.shell_reading.runs(self.pattern, words, start):
+                    return f"matches {course.shorten(' '.join(words[start:start + 8]), 80)!r}"
+        elif call.command is not None:
+            for word, paths in call.command.paths:
+                if any(self.covers(call.tool, path) for path in paths):
+                    return f"covers the path {word!r}"
+        else:
+            for path in call.acts_on:
+                if self.covers(call.tool, path):
+                    return f"matches {path!r}"
+            for path in call.leads_to if self.decision == "deny" else ():
+                if self.covers(call.tool, path):
+                    return f"matches {path!r}, where the link leads"
+        return ""
+
+    def allows(self, tool: str, subject: str) -> bool:
+        """Whether this rule, as an allow rule, names the subject: a path it covers; for a command, the
+        exact command, never a prefix (`ls` allowed would allow `ls && rm -rf .`)."""
+        if tool == "run_command":
+            return self.tool == "run_command" and self.pattern == subject
+        return self.covers(tool, subject)
+
+    def __str__(self) -> str:
+        return f"{self.decision} {self.tool} {self.pattern}"
+
+
+RULES = [
+    *(Rule("deny", "run_command", program) for program in
+      ("rm", "rmdir", "shred", "unlink", "sudo", "su", "doas", "curl", "wget", "nc", "dd", "mkfs*", "chmod",
+       "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
+    Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),  # secrets: at any depth, read or written, by any tool
+]
+# --8<-- [end:rules]
+
+
+# --8<-- [start:decide]
+@dataclass(frozen=True)
+class Call:
+    """One tool call as the gate judges it: what the support package read and resolved, not its text."""
+
+    tool: str
+    risk: str                 # its risk class; a write over an existing file is destructive
+    acts_on: list[str]        # the entries it acts on (relative to the workspace); for a command, its text as sh reads it
+    leads_to: list[str] = ()  # where a link it deletes or moves leads: deny rules see that too
+    refused: str = ""         # why nothing may allow it: an empty or overlong command, a hard link of a denied file
+    command: course.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
+    unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)
+    once_only: str = ""       # why a person's "always" may not cover it ("" when it may)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    why: str
+    decided_by: str    # "rule", "safe list", "default", "person" or "no terminal"
+    instead: str = ""  # for a refusal: what the model may do instead
+
+
+def decide(call: Call, rules: list[Rule], approved: set) -> Verdict:
+    """Deny, then ask, then allow, then the risk class's default; nothing runs here. ``approved``:
+    the (tool, subject) pairs a person allowed always. A call that acts on several entries is
+    allowed only if each of them is."""
+    # >>> exercise 1: Decide: deny, then ask, then allow, then the default
+    if call.refused:
+        return Verdict("deny", call.refused, "rule")
+    for kind in ("deny", "ask"):  # whatever the order of the list: a deny rule anywhere outranks the rest
+        for rule in rules:
+            found = rule.found_in(call) if rule.decision == kind else ""
+            if found:
+                return Verdict(kind, f"the rule '{rule}' {found}", "rule")
+    allowed = []
+    for subject in call.acts_on:
+        rule = next((rule for rule in rules if rule.decision == "allow" and rule.allows(call.tool, subject)), None)
+        if (call.tool, subject) in approved and not call.once_only:
+            allowed.append(Verdict("allow", f"a person allowed {call.tool} on exactly {subject!r} always", "person"))
+        elif rule:
+            allowed.append(Verdict("allow", f"the rule '{rule}' matches {subject!r}", "rule"))
+        elif call.tool == "run_command" and not call.unsafe:  # a command's default: the safe list, confined
+            allowed.append(Verdict("allow", "a plain command of the safe list, on paths inside the workspace", "safe list"))
+        else:
+            default = DEFAULT_DECISION[call.risk]
+            why = call.unsafe or f"no rule matches {subject!r}; {call.risk} actions default to {default}"
+            if default != "allow":
+                return Verdict(default, why, "default")
+            allowed.append(Verdict(default, why, "default"))
+    return allowed[0]
+    # <<< exercise 1
+# --8<-- [end:decide]
+
+
+# --8<-- [start:gate]
+Approver = Callable[[str, dict, str, str], tuple[str, str]]
+
+
+@dataclass
+class Gate:
+    """Decides, outside the model, whether a call may run: rules, then a person, then the audit log."""
+
+    rules: list
+    approver: Approver | None = None   # a person: (tool, arguments, why, covers) -> (answer, reason); None: no one
+    audit_log: object = None            # a path, None for the default, or False for none
+    confinement: object = None          # course.confinement.Confinement; None or unavailable: nothing runs without a person
+    approved: set = field(default_factory=set)  # (tool, exact subject) a person allowed always
+
+    @property
+    def confined(self) -> bool:
+        return bool(self.confinement is not None and self.confinement.available)
+
+    def check(self, workspace: Path, name: str, arguments: dict) -> Verdict:
+        """The verdict on one call, put to a person when the rules say ask, and audited. A path that
+        leads out is refused before (course.paths.Refused): an escape is no question for anyone."""
+        call = self.read_call(workspace, name, arguments)
+        verdict = decide(call, self.rules, self.approved)
+        if verdict.decision == "ask":
+            verdict = self.ask_person(call, arguments, verdict.why)
+        self.audit(name, arguments, verdict)
+        return verdict if verdict.decision == "allow" else replace(verdict, instead=INSTEAD[call.risk])
+
+    def read_call(self, workspace: Path, name: str, arguments: dict) -> Call:
+        """What the call acts on, read once by the support package: a command with the shell's grammar,
+        a path with the resolver the file tools use (a link to .env is .env; so is a hard link of it)."""
+        hidden = self.hidden(workspace)
+        if name == "run_command":
+            def denied(path: str) -> bool:  # a path operand a deny rule covers is not safe without a person
+                return any(rule.decision == "deny" and rule.covers(name, path) for rule in self.rules)
+
+            command = course.shell_reading.read(workspace, arguments["command"], covered=denied, hidden=hidden)
+            reason = self.confinement.reason if self.confinement is not None else "it was not probed"
+            unconfined = f"kernel confinement is not available ({reason}), so no command runs without a person"
+            return Call(name, RISK[name], [command.text], refused=command.refused, command=command,
+                        unsafe=command.unsafe or ("" if self.confined else unconfined), once_only=command.once_only)
+        found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden)
+        risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
+        return Call(name, risk, found.acted_on, found.leads_to, refused=found.same_file)
+
+    def ask_person(self, call: Call, arguments: dict, why: str) -> Verdict:
+        """Put exactly this call to a person, saying what "always" would cover; with no one, deny."""
+        # >>> exercise 2: Ask a person about exactly one thing
+        if self.approver is None:
+            return Verdict("deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal")
+        keys = [] if call.once_only else [(call.tool, subject) for subject in call.acts_on if subject not in ("", ".")]
+        answer, reason = self.approver(call.tool, arguments, why, what_always_covers(call, keys))
+        if answer == "allow always":  # exactly these entries or this command, compared with == later: never a pattern
+            self.approved |= set(keys)
+        if answer in ("allow once", "allow always"):
+            return Verdict("allow", f"a person allowed it ({answer})", "person")
+        return Verdict("deny", f"a person refused: {reason or 'no reason given'}", "person")
+        # <<< exercise 2
+
+    def hidden(self, workspace: Path) -> list[Path]:
+        """The files inside the workspace that a deny rule covers (.env at any depth), and their other
+        names: a command is confined so that it cannot read them, and search_files skips them."""
+        return course.paths.covered_files(workspace, lambda path: any(
+            rule.decision == "deny" and rule.tool != "run_command" and rule.covers("read_file", path)
+            for rule in self.rules))
+
+    def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
+        if self.audit_log is not False:
+            course.runlog.append({"tool": name, "arguments": arguments, "rule": verdict.why, "decision": verdict.decision,
+                                  "decided_by": verdict.decided_by}, self.audit_log or course.runlog.audit_path())
+
+
+def what_always_covers(call: Call, keys: list[tuple[str, str]]) -> str:
+    """The question's words for what "always" covers, so a person knows exactly what they approve."""
+    if call.once_only:
+        return f"once only: {call.once_only}"
+    if call.tool == "run_command":
+        return f"exactly the command {call.acts_on[0]!r} and nothing else"
+    return f"{call.tool} on exactly {', '.join(repr(subject) for _, subject in keys)}" if keys else "once only"
+
+
+def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[str, str]:
+    """The person in 'ask', at a terminal (run() uses it only when there is one). An answer it cannot
+    read is asked again; the end of input (Ctrl-D) is a no."""
+    print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
+    choices = f"[o]nce ({covers})" if covers.startswith("once only") else f"[o]nce, [a]lways ({covers})"
+    while True:
+        try:
+            typed = input(f"    allow {choices}, or [n]o (no, REASON): ")
+        except EOFError:
+            return "deny", "no answer"
+        answer = read_answer(typed)
+        if answer:
+            return answer
+        print("    answer o or y (once)" + ("" if covers.startswith("once only") else ", a (always)")
+              + ", or n, no, or no followed by your reason")
+
+
+ANSWER = re.compile(r"\s*(?P<word>[A-Za-z]+)(?:[\s,:;.!-]+(?P<reason>.*?))?\s*", re.S)
+
+
+def read_answer(typed: str) -> tuple[str, str] | None:
+    """A person's answer as people type it: "o", "once", "y", "yes"; "a", "always"; "n", "no",
+    "no, REASON", "no REASON" (any case). None for anything else, which is asked again: "keep it"
+    is not a no, and a typo of "yes" is not a yes."""
+    match = ANSWER.fullmatch(typed)
+    word, reason = (match["word"].lower(), match["reason"] or "") if match else ("", "")
+    if word in ("o", "once", "y", "yes") and not reason:
+        return "allow once", ""
+    if word in ("a", "always") and not reason:
+        return "allow always", ""
+    if word in ("n", "no"):
+        return "deny", reason
+    return None
+# --8<-- [end:gate]
