@@ -22,6 +22,9 @@ from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, Pytest
                               make_student_copy, run_pinned_tests, scorecard, stub_out)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.stage()  # these tests grade copies of the stages: they pin the grader, no stage
+
 GRADED_STAGES = ["s00", "s01", "s02", "s03"]  # graded for real (a child process each): the four
 ALL_STAGES = sorted(path.parent.name for path in ROOT.glob("s0*/agent.py"))
 
