@@ -2,7 +2,8 @@
 
 Source: Anthropic's pricing page, https://platform.claude.com/docs/en/about-claude/pricing
 ("Model pricing"), read on the date below. Prompt caching multiplies the input price: writing to
-the 5-minute cache costs 1.25 times the input price, reading from it 0.1 times
+the 5-minute cache costs 1.25 times the input price, to the 1-hour cache 2 times, reading from either
+0.1 times
 (https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"). The default
 model's rates (Claude Sonnet 5: $2 in, $10 out, $0.20 a cache read, $2.50 a 5-minute cache write)
 were checked against third-party trackers quoting that page (the release notes of
@@ -34,6 +35,11 @@ class Price:
     output: float
     cache_write: float   # a 5-minute cache write: 1.25 × input
     cache_read: float    # a cache hit: 0.1 × input
+
+    @property
+    def cache_write_1h(self) -> float:
+        """A 1-hour cache write: 2 × input."""
+        return 2 * self.input
 
 
 PRICES = {
@@ -67,10 +73,18 @@ def cost(model: str, usage) -> float | None:
     price = price_of(model)
     if price is None:
         return None
+    # Writes are split by lifetime when usage says so (cache_creation); a sum without the split is 5 minutes.
+    written_1h = _field(_field_object(usage, "cache_creation"), "ephemeral_1h_input_tokens")
     return (_field(usage, "input_tokens") * price.input
             + _field(usage, "output_tokens") * price.output
-            + _field(usage, "cache_creation_input_tokens") * price.cache_write
+            + (_field(usage, "cache_creation_input_tokens") - written_1h) * price.cache_write
+            + written_1h * price.cache_write_1h
             + _field(usage, "cache_read_input_tokens") * price.cache_read) / MILLION
+
+
+def _field_object(usage, name: str):
+    value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+    return value if value is not None else {}
 
 
 def prompt_tokens(usage) -> int:

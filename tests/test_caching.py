@@ -237,3 +237,45 @@ def test_the_runs_log_and_stats_give_the_cost_of_each_run(tmp_path, workspace):
     assert (cost["priced_runs"], cost["unpriced_runs"]) == (1, 1)
     assert cost["mean_usd"] == pytest.approx(by_hand) == pytest.approx(cost["total_usd"])
     assert f"cost per run: mean ${by_hand:.4f}" in stats.report(log)
+
+
+# ---------------------------------------------------------------- the 1-hour lifetime
+
+def test_the_tokens_up_to_a_one_hour_breakpoint_are_written_for_an_hour_the_rest_for_five_minutes():
+    messages = conversation(12, mark_last=True)
+    messages[5]["content"][0]["cache_control"] = {"type": "ephemeral", "ttl": "1h"}  # 6 × 104 = 624 tokens
+    usage = PromptCache().usage(request(messages))
+    assert usage["cache_creation_input_tokens"] == 1_248
+    assert usage["cache_creation"] == {"ephemeral_1h_input_tokens": 624, "ephemeral_5m_input_tokens": 624}
+
+
+def test_a_hit_on_the_one_hour_part_writes_only_the_rest():
+    cache, messages = PromptCache(), conversation(12, mark_last=True)
+    messages[9]["content"][0]["cache_control"] = {"type": "ephemeral", "ttl": "1h"}  # 1,040 tokens: cacheable
+    cache.usage(request(messages))
+    messages[-1]["content"][0]["text"] = text(100, "b")  # the last block changes: the 1-hour prefix still hits
+    usage = cache.usage(request(messages))
+    assert usage["cache_read_input_tokens"] == 1_040
+    assert usage["cache_creation"] == {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 208}
+
+
+@pytest.mark.parametrize("marks, refused", [
+    ([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}], "must come before"),
+    ([{"type": "ephemeral", "ttl": "2h"}], "'5m' or '1h'"),
+])
+def test_a_lifetime_the_api_refuses_is_its_400(marks, refused):
+    messages = conversation(4, mark_last=False)
+    for position, mark in enumerate(marks):
+        messages[position]["content"][0]["cache_control"] = mark
+    client = course.make_client("offline", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match=refused):
+        client.messages.create(**request(messages))
+
+
+def test_a_one_hour_write_costs_twice_the_input_price():
+    price = prices.price_of("offline")
+    five_minutes = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 1_000_000}
+    one_hour = dict(five_minutes, cache_creation={"ephemeral_1h_input_tokens": 1_000_000, "ephemeral_5m_input_tokens": 0})
+    assert prices.cost("offline", five_minutes) == pytest.approx(1.25 * price.input)
+    assert prices.cost("offline", one_hour) == pytest.approx(2 * price.input)

@@ -24,11 +24,17 @@ says, and what this module does with it:
   masked, a summary folded in) and every prefix that contains it misses, so everything after the
   change is written again.
 
+* A breakpoint lasts **5 minutes** from its last use, or **1 hour** with ``"ttl": "1h"``; writing
+  costs 1.25 times the input price for 5 minutes, 2 times for 1 hour, and a read 0.1 times either
+  way. ``usage.cache_creation`` splits what was written by lifetime (``ephemeral_5m_input_tokens``,
+  ``ephemeral_1h_input_tokens``): the tokens up to a breakpoint are written with its lifetime. When
+  a request mixes lifetimes, the 1-hour breakpoints must come before the 5-minute ones.
+
 Simplifications, said plainly: the cache lives in one transport, so one client's calls share it
-(the real cache is shared by an organisation); it never expires (the real one lasts 5 minutes
-from its last use, or 1 hour with ``"ttl": "1h"``; an offline run has no clock worth modelling,
-and a ``ttl`` is accepted and billed like 5 minutes); tokens are the offline estimate
-(``tokens.py``), so the boundaries are estimates too.
+(the real cache is shared by an organisation); it never expires (an offline run has no clock worth
+modelling, so a ``ttl`` changes what a write costs, not how long it lasts); tokens are the offline
+estimate (``tokens.py``), so the boundaries are estimates too. The wording of the two ``ttl`` errors
+is an approximation.
 """
 
 from __future__ import annotations
@@ -52,14 +58,25 @@ class Block:
     tokens: int
     text: str          # the block as canonical JSON, without its cache_control: what the key is made of
     breakpoint: bool
+    ttl: str = "5m"    # a breakpoint's lifetime: "5m" or "1h"
+
+
+TTLS = ("1h", "5m")  # longest first: the order a request must put them in
 
 
 def check_breakpoints(body: dict) -> None:
-    """The API's 400s: more than four breakpoints, or a cache_control that is not ephemeral."""
+    """The API's 400s: more than four breakpoints, a cache_control that is not ephemeral, a lifetime
+    that is neither 5 minutes nor 1 hour, or a 1-hour breakpoint after a 5-minute one."""
     marks = [block["cache_control"] for block in _markable(body) if "cache_control" in block]
     for mark in marks:
         if not isinstance(mark, dict) or mark.get("type") != "ephemeral":
             raise invalid("cache_control.type: Input should be 'ephemeral'")
+        if mark.get("ttl", "5m") not in TTLS:
+            raise invalid("cache_control.ttl: Input should be '5m' or '1h'")
+    lifetimes = [TTLS.index(mark.get("ttl", "5m")) for mark in marks]
+    if lifetimes != sorted(lifetimes):
+        raise invalid("cache_control: a breakpoint with ttl '1h' must come before any with ttl '5m' "
+                      "(tools, then system, then messages)")
     if len(marks) > MAX_BREAKPOINTS:
         raise invalid(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}.")
 
@@ -83,12 +100,13 @@ def prompt_blocks(body: dict) -> list[Block]:
     The token counts add up to ``tokens.request_tokens(body)``: a message's 4 tokens of overhead
     go with its first block.
     """
-    blocks = [Block(tokens.json_tokens(_unmarked(tool)), _key("tool", tool), "cache_control" in tool)
+    blocks = [Block(tokens.json_tokens(_unmarked(tool)), _key("tool", tool), "cache_control" in tool, _ttl(tool))
               for tool in body.get("tools") or []]
     # A string is the same prompt as one text block holding it, so it makes the same key.
     system = body.get("system") or []
     system = [{"type": "text", "text": system}] if isinstance(system, str) else system
-    blocks += [Block(tokens.block_tokens(block), _key("system", block), "cache_control" in block) for block in system]
+    blocks += [Block(tokens.block_tokens(block), _key("system", block), "cache_control" in block, _ttl(block))
+               for block in system]
     for message in body.get("messages") or []:
         content = message.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
@@ -100,8 +118,13 @@ def prompt_blocks(body: dict) -> list[Block]:
             marked = "cache_control" in part
             # The role and where a message starts are part of the prompt, so part of the key.
             kind = f"{message.get('role')}{':first' if index == 0 else ''}"
-            blocks.append(Block(overhead + tokens.block_tokens(part), _key(kind, part), marked))
+            blocks.append(Block(overhead + tokens.block_tokens(part), _key(kind, part), marked, _ttl(part)))
     return blocks
+
+
+def _ttl(block) -> str:
+    mark = block.get("cache_control") if isinstance(block, dict) else None
+    return mark.get("ttl", "5m") if isinstance(mark, dict) else "5m"
 
 
 def _unmarked(value):
@@ -147,10 +170,14 @@ class PromptCache:
         for index in marked:  # every breakpoint long enough leaves an entry for later requests
             if ends[index] >= self.minimum_tokens:
                 self.entries.add((model, digests[index]))
+        # The tokens up to each breakpoint are written with its lifetime (1-hour ones come first).
+        one_hour = max((ends[index] for index in marked if blocks[index].ttl == "1h"), default=0)
+        written_1h = max(0, min(one_hour, read + written) - read)
         return {"input_tokens": total - read - written,
                 "cache_creation_input_tokens": written,
                 "cache_read_input_tokens": read,
-                "cache_creation": {"ephemeral_5m_input_tokens": written, "ephemeral_1h_input_tokens": 0}}
+                "cache_creation": {"ephemeral_5m_input_tokens": written - written_1h,
+                                   "ephemeral_1h_input_tokens": written_1h}}
 
     def _longest_hit(self, model: str, digests: list[str], ends: list[int], breakpoint: int) -> int:
         """Tokens of the longest cached prefix ending at the breakpoint or up to 19 blocks before it."""
