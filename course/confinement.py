@@ -17,7 +17,9 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   only a loopback that is down, so no TCP, UDP or other IP packet leaves it, not even to 127.0.0.1;
   Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter refuses
   socket(AF_UNIX, ...), so no named unix socket (/tmp/x.sock, /var/run/docker.sock) can be reached:
-  Landlock does not check connect on a socket's path. From ABI 6, the command can neither signal a
+  Landlock does not check connect on a socket's path; it refuses socket(AF_VSOCK, ...), which reaches
+  the host whatever the network namespace, and io_uring_setup, whose ring can make a socket without
+  the socket() call the filter reads. From ABI 6, the command can neither signal a
   process outside its sandbox (the harness, for one) nor reach an abstract unix socket made outside it.
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core.
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
@@ -704,11 +706,13 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
 # may be anywhere (/var/run/docker.sock). A seccomp filter cannot read the address connect() is
 # given (a pointer), but it can read socket()'s first argument: refuse socket(AF_UNIX, ...), and
 # no unix socket can be made, so none can be connected. socketpair() stays allowed (it reaches
-# nothing). Sources: the kernel's seccomp_filter documentation
+# nothing). io_uring's socket operation (IORING_OP_SOCKET, Linux 5.19) makes a socket with no socket()
+# call, so io_uring_setup is refused too: no ring, no way round. Sources: the kernel's seccomp_filter documentation
 # (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct seccomp_data
 # is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
-SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # AUDIT_ARCH_*, __NR_socket
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, X32_SYSCALL_BIT = 22, 2, 1, 0x40000000
+# AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup (425 in the table both architectures share for new calls).
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, AF_VSOCK, X32_SYSCALL_BIT = 22, 2, 1, 40, 0x40000000
 RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
 LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
 
@@ -721,19 +725,25 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def seccomp_program(arch: int, socket_number: int) -> list[tuple[int, int, int, int]]:
+def seccomp_program(arch: int, socket_number: int, io_uring_setup_number: int) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
-    architecture (or x32) is refused; socket(AF_UNIX, ...) is refused; everything else is allowed."""
-    return [(LOAD_WORD, 0, 0, 4),                      # 0: the architecture
-            (JUMP_EQUAL, 1, 0, arch),                  # 1: ours: go to 3
-            (RETURN, 0, 0, RET_EACCES),                # 2: another one (a 32-bit program): refused
-            (LOAD_WORD, 0, 0, 0),                      # 3: the system call's number
-            (JUMP_AT_LEAST, 4, 0, X32_SYSCALL_BIT),    # 4: an x32 call: go to 9
-            (JUMP_EQUAL, 0, 2, socket_number),         # 5: not socket(): go to 8
-            (LOAD_WORD, 0, 0, 16),                     # 6: socket()'s first argument, the family
-            (JUMP_EQUAL, 1, 0, AF_UNIX),               # 7: AF_UNIX: go to 9
-            (RETURN, 0, 0, RET_ALLOW),                 # 8
-            (RETURN, 0, 0, RET_EACCES)]                # 9
+    architecture (or x32) is refused; socket(AF_UNIX, ...) and socket(AF_VSOCK, ...) are refused (a
+    unix socket's path is not checked by Landlock, and vsock reaches the host whatever the network
+    namespace); io_uring_setup is refused, because a ring's own socket operation makes a socket
+    without the socket() system call this filter sees (Docker's default profile refuses io_uring for
+    the same reason). Everything else is allowed."""
+    return [(LOAD_WORD, 0, 0, 4),                          # 0: the architecture
+            (JUMP_EQUAL, 1, 0, arch),                      # 1: ours: go to 3
+            (RETURN, 0, 0, RET_EACCES),                    # 2: another one (a 32-bit program): refused
+            (LOAD_WORD, 0, 0, 0),                          # 3: the system call's number
+            (JUMP_AT_LEAST, 6, 0, X32_SYSCALL_BIT),        # 4: an x32 call: go to 11
+            (JUMP_EQUAL, 5, 0, io_uring_setup_number),     # 5: io_uring_setup: go to 11
+            (JUMP_EQUAL, 0, 3, socket_number),             # 6: not socket(): go to 10
+            (LOAD_WORD, 0, 0, 16),                         # 7: socket()'s first argument, the family
+            (JUMP_EQUAL, 2, 0, AF_UNIX),                   # 8: AF_UNIX: go to 11
+            (JUMP_EQUAL, 1, 0, AF_VSOCK),                  # 9: AF_VSOCK: go to 11
+            (RETURN, 0, 0, RET_ALLOW),                     # 10
+            (RETURN, 0, 0, RET_EACCES)]                    # 11
 
 
 def _refuse_unix_sockets() -> None:

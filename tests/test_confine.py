@@ -192,12 +192,44 @@ def test_a_named_unix_socket_cannot_be_connected(confined, box, beside):
     path.unlink()
 
 
-def test_the_seccomp_program_refuses_only_unix_sockets():
-    """The filter read as data: its jumps land on the returns they say (a wrong offset would allow all)."""
-    program = confine.seccomp_program(0xC000003E, 41)
-    assert [code for code, *_ in program].count(confine.RETURN) == 3
-    assert program[1 + 1 + program[1][1]][3] == 0 and program[5 + 1 + program[5][2]][3] == confine.RET_ALLOW
-    assert program[7 + 1 + program[7][1]][3] == confine.RET_EACCES == program[4 + 1 + program[4][1]][3]
+def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E) -> int:
+    """What the filter returns for one system call: the program run as the kernel would run it."""
+    data = {0: nr, 4: arch, 16: family}
+    index, loaded = 0, 0
+    while True:
+        code, jump_true, jump_false, value = program[index]
+        if code == confine.RETURN:
+            return value
+        if code == confine.LOAD_WORD:
+            loaded, index = data[value], index + 1
+            continue
+        taken = loaded == value if code == confine.JUMP_EQUAL else loaded >= value
+        index += 1 + (jump_true if taken else jump_false)
+
+
+def test_the_seccomp_program_refuses_unix_and_vsock_sockets_io_uring_and_other_architectures():
+    """The filter read as data and run: a wrong jump offset would allow everything, or refuse read()."""
+    program = confine.seccomp_program(0xC000003E, 41, 425)
+    refused, allowed = confine.RET_EACCES, confine.RET_ALLOW
+    assert outcome(program, 41, socket.AF_UNIX) == refused and outcome(program, 41, confine.AF_VSOCK) == refused
+    assert outcome(program, 425) == refused  # io_uring_setup
+    assert outcome(program, 41, socket.AF_INET) == allowed and outcome(program, 41, socket.AF_NETLINK) == allowed
+    assert all(outcome(program, nr) == allowed for nr in (0, 1, 2, 3, 59, 60, 231, 424, 426))
+    assert outcome(program, 0x40000000 | 41, socket.AF_UNIX) == refused  # x32
+    assert outcome(program, 0, arch=0x40000003) == refused  # i386
+
+
+def test_io_uring_and_vsock_are_refused_inside(confined, box):
+    """A ring's socket operation makes a socket that the socket() check never sees; vsock leaves the
+    network namespace. Both fail inside, with EACCES."""
+    command = python("import ctypes, socket\n"
+                     "libc = ctypes.CDLL(None, use_errno=True)\n"
+                     "params = ctypes.create_string_buffer(120)\n"
+                     "print('io_uring', libc.syscall(425, 8, params), ctypes.get_errno())\n"
+                     "try:\n    socket.socket(40, socket.SOCK_STREAM)\n    print('vsock made')\n"
+                     "except OSError as error:\n    print('vsock', error.errno)")
+    finished = run(command, box)
+    assert "io_uring -1 13" in finished.output and "vsock 13" in finished.output, finished.output
 
 
 def landlock_abi() -> int:
