@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import runlog, transcript
 from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
-from .trace import TracePrinter, shorten
+from .trace import TracePrinter, escape_terminal_controls, shorten
 from .arithmetic import evaluate as calculator
 from .echo import repeats_the_prompt
 from .history import turns_as_text
@@ -41,7 +41,7 @@ _ON_FIRST_USE = {
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "json_objects_in", "repeats_the_prompt",
-    "require_whole_numbers", "turns_as_text", "describe_parameters", "explain_api_error",
+    "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
     "stage_main", "summary",
 ]

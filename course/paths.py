@@ -186,7 +186,8 @@ def paths_named_by(workspace: Path, word: str) -> list[str]:
 
 def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], secrets: frozenset = frozenset()) -> str:
     """Why a command's path operand may not be read without a person: it leads out (links followed),
-    ``covered`` says a deny rule covers it, or it is the same file as one of ``secrets`` (inodes)."""
+    ``covered`` says a deny rule covers it, it is the same file as one of ``secrets`` (inodes), or it
+    is there and is neither a regular file nor a folder (a fifo, a socket, a device: `head -c 40 disk`)."""
     if path == "-":
         return ""
     resolved = Path(os.path.realpath(workspace / path))
@@ -198,4 +199,10 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
         return f"{path!r} is {relative!r}, which a deny rule covers"
     if secrets and inode_of(resolved) in secrets:
         return f"{path!r} is the same file as one a deny rule covers (a hard link)"
+    try:
+        mode = os.stat(resolved).st_mode
+    except (OSError, ValueError):
+        return ""  # nothing there (yet): the program says so
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a fifo blocks the loop, a device may never end or be a disk
+        return f"{path!r} is not a regular file or a folder (a named pipe, a socket or a device): a person decides"
     return ""

@@ -56,6 +56,7 @@ class Program:
     texts: str = ""                          # short options whose value is any text: grep -e WORD
     long: frozenset = frozenset()            # long options without a value
     operands: Literal["paths", "pattern then paths", "text", "none"] = "paths"
+    plus_is_option: bool = False             # an operand starting with + is an option: GNU tail's obsolete `+1f`
 
 
 SAFE_PROGRAMS = {
@@ -64,8 +65,8 @@ SAFE_PROGRAMS = {
     "wc": Program(flags="lwcmL", long=frozenset({"--lines", "--words", "--bytes", "--chars"})),
     "grep": Program(flags="ivwxcnlLhHoqsFE", numbers="mABC", texts="e", operands="pattern then paths",
                     long=frozenset({"--ignore-case", "--count", "--line-number", "--fixed-strings"})),
-    "head": Program(flags="qv", numbers="nc"),
-    "tail": Program(flags="qv", numbers="nc"),
+    "head": Program(flags="qv", numbers="nc", plus_is_option=True),  # `tail +1f FILE`, `tail +f FILE` follow:
+    "tail": Program(flags="qv", numbers="nc", plus_is_option=True),  # GNU reads a leading + operand as options
     "echo": Program(flags="n", operands="text"),
     "pwd": Program(flags="LP", operands="none"),
 }
@@ -129,6 +130,25 @@ class Reading:
     commands: list[list[str]]
     programs: list[tuple[list[str], int]]
     words: list[str]
+    too_complex: str = ""  # why it was not read to the end: more candidates than MAX_CANDIDATES ("" if it was)
+
+
+# Behind a wrapper every word may start a program, and a substitution's words are read again inside each
+# command it nests in: `env $(a $(a ... a a a)))` of 4 KB gave 1.5 million candidate programs, which the
+# deny rules then took about 80 s to match. A real command, even one of 4,096 characters of words behind a
+# wrapper, has at most about 2,000 words and a few thousand candidates, and 20 rules match 10,000 in a few
+# milliseconds: past that the command is built to cost, not to be run, so it is refused unread, not judged.
+MAX_CANDIDATES = 10_000
+
+
+class TooComplex(Exception):
+    """Reading found more candidate programs or words than MAX_CANDIDATES: it stops there."""
+
+
+def counted(programs: list, words: list) -> None:
+    if len(programs) > MAX_CANDIDATES or len(words) > MAX_CANDIDATES:
+        raise TooComplex(f"reading it found more than {MAX_CANDIDATES:,} candidate programs or words "
+                         f"({len(programs):,} programs and {len(words):,} words when it stopped)")
 
 
 PLAIN_JOINS = {"list", "pipeline", "&&", "||", ";", "|"}
@@ -139,14 +159,19 @@ PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]+")  # no $ ` \ * ? [ ] { } ~ ! #
 
 
 def classify(tree: tree_sitter.Tree) -> Reading:
-    """Is the tree plain (and its commands), and every program in it, plain or not."""
-    programs, words = programs_in(tree.root_node, depth=0)
+    """Is the tree plain (and its commands), and every program in it, plain or not. Reading stops
+    once it has found more than MAX_CANDIDATES candidates: such a command is too complex to judge."""
     text = tree.root_node.text.decode(errors="replace")
-    if tree.root_node.has_error:  # what the grammar could not read, sh may still run: any word may be a program
-        programs += guessed_programs(text)  # or a path
-        words += guessed_words(text)
-    if "\\\n" in text:  # sh removes line continuations first: r\<newline>m is rm, where the grammar sees r and m
-        programs += programs_in(parse(text.replace("\\\n", "")).root_node, depth=0)[0]
+    try:
+        programs, words = programs_in(tree.root_node, depth=0)
+        if tree.root_node.has_error:  # what the grammar could not read, sh may still run: any word may be a program
+            programs += guessed_programs(text)  # or a path
+            words += guessed_words(text)
+        if "\\\n" in text:  # sh removes line continuations first: r\<newline>m is rm, where the grammar sees r and m
+            programs += programs_in(parse(text.replace("\\\n", "")).root_node, depth=0)[0]
+        counted(programs, words)
+    except TooComplex as stopped:
+        return Reading(plain=False, why_not=str(stopped), commands=[], programs=[], words=[], too_complex=str(stopped))
     commands, why_not = plain_commands(tree.root_node)
     return Reading(plain=commands is not None, why_not=why_not, commands=commands or [],
                    programs=programs, words=words)
@@ -221,8 +246,11 @@ def programs_in(node, depth: int) -> tuple[list[tuple[list[str], int]], list[str
             words += found
             programs += wrapped_programs(found, depth) if found else []
             programs += expanded_programs(found)
+            counted(programs, words)  # each step adds at most a command's words: the work stays bounded
     words += [literal(part) for part in nodes_of_type(node, "word")]
-    return programs, list(dict.fromkeys(words))  # each word once, in order (a set: linear, not quadratic)
+    words = list(dict.fromkeys(words))  # each word once, in order (a set: linear, not quadratic)
+    counted(programs, words)
+    return programs, words  # each word once, in order (a set: linear, not quadratic)
 
 
 NOT_WORDS = {"file_redirect", "heredoc_redirect", "herestring_redirect", "variable_assignment"}
@@ -370,6 +398,9 @@ def read(workspace: Path, command: str, *, covered: Callable[[str], bool], hidde
         return Command(normalised(command), f"the command is {len(command)} characters long, more than the "
                                             f"{MAX_COMMAND_CHARS} the gate reads: split it into shorter commands")
     reading = read_command(command)
+    if reading.too_complex:  # nothing is judged on a reading cut short: refused, as an overlong command is
+        return Command(normalised(command), f"the command is too complex to judge: {reading.too_complex}; "
+                                            "split it into shorter commands without nested $( )", reading)
     paths = [(word, course.paths.paths_named_by(workspace, word)) for word in reading.words]
     return Command(normalised(command), "", reading, paths, why_not_safe(workspace, reading, covered, hidden),
                    why_once_only(command, reading))
@@ -416,6 +447,10 @@ def safe_use(words: list[str]) -> tuple[bool, str, list[str]]:
             pattern_given |= takes_value == "text"
     if spec.operands == "none" and operands:
         return False, f"{words[0]} takes no operands", []
+    plus = next((operand for operand in operands if spec.plus_is_option and operand.startswith("+")), None)
+    if plus is not None:  # after -- too: which + operands GNU reads as options depends on their number and order
+        return False, (f"{words[0]} {plus!r} is not a path: GNU tail reads a + operand as its obsolete options "
+                       f"(`tail +1f FILE` follows the file for ever); use -n or -c, or name such a file ./{plus}"), []
     if spec.operands == "pattern then paths":
         return True, "", operands if pattern_given else operands[1:]
     return True, "", operands if spec.operands == "paths" else []

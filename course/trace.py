@@ -18,14 +18,28 @@ the loop itself never prints. The kinds:
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 SHOWN_RESULT = 160  # characters of a tool result shown in the trace
 
+# What a terminal obeys rather than shows: C0 controls but newline and tab, ESC, DEL, C1 (U+0080-U+009F,
+# U+009B is a one-byte CSI), the bidirectional controls and the line and paragraph separators. Text a
+# model or a tool wrote, printed raw, can draw a fake approval question and conceal (ESC[8m) the real one.
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def escape_terminal_controls(text) -> str:
+    """``text`` shown as data: every character a terminal would obey (see TERMINAL_CONTROLS) written as
+    a visible escape, \\x1b or \\u202e; newlines and tabs kept. Idempotent: its output has none left."""
+    return TERMINAL_CONTROLS.sub(lambda found: f"\\x{ord(found[0]):02x}" if ord(found[0]) < 0x100
+                                 else f"\\u{ord(found[0]):04x}", str(text))
+
 
 def shorten(text: str, limit: int = SHOWN_RESULT) -> str:
-    flat = " ⏎ ".join(line.strip() for line in str(text).strip().splitlines() if line.strip())
-    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(text)} chars)"
+    shown = escape_terminal_controls(text)  # before splitlines(), which would take \x1c or U+2028 as line breaks
+    flat = " ⏎ ".join(line.strip() for line in shown.strip().splitlines() if line.strip())
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(str(text))} chars)"
 
 
 def readable(content: str) -> str:
@@ -51,7 +65,8 @@ class TracePrinter:
         self.prompt_tokens_sent = 0  # every input token of the calls shown so far, cached or not
 
     def line(self, text: str = "") -> None:
-        print(text, file=self.stream, flush=True)
+        """One line of the trace. Whatever a model or a tool wrote in it is shown as data, never obeyed."""
+        print(escape_terminal_controls(text), file=self.stream, flush=True)
 
     def __call__(self, kind: str, payload) -> None:
         getattr(self, f"show_{kind}", self.show_note)(payload)
@@ -61,7 +76,7 @@ class TracePrinter:
         self.line(f"── turn {self.turn} · model")
         for block in message["content"]:
             if block["type"] == "text" and block["text"].strip():
-                for text_line in block["text"].strip().splitlines():
+                for text_line in escape_terminal_controls(block["text"]).strip().splitlines():
                     self.line(f"   {text_line}")
             elif block["type"] == "tool_use":
                 self.names[block["id"]] = block["name"]

@@ -53,8 +53,10 @@ class Rule:
     pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
 
     def covers(self, tool: str, path: str) -> bool:
-        """A path rule: the tool fits and the path (resolved, relative to the workspace) fits the glob."""
-        return fnmatch.fnmatchcase(tool, self.tool) and fnmatch.fnmatchcase(path, self.pattern)
+        """A path rule: the tool fits and the path (resolved, relative to the workspace) or one of its
+        folders fits the glob: a rule on .env covers .env/production and config/.env/keys too."""
+        return fnmatch.fnmatchcase(tool, self.tool) and any(
+            fnmatch.fnmatchcase(part, self.pattern) for part in path_and_folders(path))
 
     def found_in(self, call: "Call") -> str:
         """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
@@ -86,6 +88,14 @@ class Rule:
 
     def __str__(self) -> str:
         return f"{self.decision} {self.tool} {self.pattern}"
+
+
+def path_and_folders(path: str) -> list[str]:
+    """The path and each folder it lies in, nearest first: "config/.env/keys", "config/.env", "config"."""
+    found = [path]
+    while "/" in found[-1].strip("/"):
+        found.append(found[-1].rstrip("/").rpartition("/")[0])
+    return found
 
 
 RULES = [
@@ -122,8 +132,9 @@ class Verdict:
 
 def decide(call: Call, rules: list[Rule], approved: set) -> Verdict:
     """Deny, then ask, then allow, then the risk class's default; nothing runs here. ``approved``:
-    the (tool, subject) pairs a person allowed always. A call that acts on several entries is
-    allowed only if each of them is."""
+    what a person allowed always, each an ``approval()``: a call's exact subject, or the exact
+    combination of its entries (a move's source and destination, together). A call that acts on
+    several entries is allowed only if each of them is."""
     # >>> exercise 1: Decide: deny, then ask, then allow, then the default
     if call.refused:
         return Verdict("deny", call.refused, "rule")
@@ -132,11 +143,12 @@ def decide(call: Call, rules: list[Rule], approved: set) -> Verdict:
             found = rule.found_in(call) if rule.decision == kind else ""
             if found:
                 return Verdict(kind, f"the rule '{rule}' {found}", "rule")
-    allowed = []
+    allowed, approval_of_call = [], approval(call.tool, call.acts_on)
     for subject in call.acts_on:
         rule = next((rule for rule in rules if rule.decision == "allow" and rule.allows(call.tool, subject)), None)
-        if (call.tool, subject) in approved and not call.once_only:
-            allowed.append(Verdict("allow", f"a person allowed {call.tool} on exactly {subject!r} always", "person"))
+        if approval_of_call in approved and not call.once_only:  # the whole call, never one of its entries alone
+            allowed.append(Verdict("allow", f"a person allowed {call.tool} on exactly "
+                                            f"{', '.join(map(repr, call.acts_on))} always", "person"))
         elif rule:
             allowed.append(Verdict("allow", f"the rule '{rule}' matches {subject!r}", "rule"))
         elif call.tool == "run_command" and not call.unsafe:  # a command's default: the safe list, confined
@@ -149,6 +161,13 @@ def decide(call: Call, rules: list[Rule], approved: set) -> Verdict:
             allowed.append(Verdict(default, why, "default"))
     return allowed[0]
     # <<< exercise 1
+
+
+def approval(tool: str, subjects: list[str]) -> tuple:
+    """What "allow always" stores for a call, compared with == later: (tool, its one subject), or, for
+    a call with several, (tool, all of them in order), so that approving memo.md→old/memo.md and
+    todo.md→old/todo.md never approves memo.md→old/todo.md."""
+    return (tool, subjects[0]) if len(subjects) == 1 else (tool, tuple(subjects))
 # --8<-- [end:decide]
 
 
@@ -202,10 +221,11 @@ class Gate:
         # >>> exercise 2: Ask a person about exactly one thing
         if self.approver is None:
             return Verdict("deny", f"{why}, and there is no terminal to ask a person, so ask means deny", "no terminal")
-        keys = [] if call.once_only else [(call.tool, subject) for subject in call.acts_on if subject not in ("", ".")]
-        answer, reason = self.approver(call.tool, arguments, why, what_always_covers(call, keys))
-        if answer == "allow always":  # exactly these entries or this command, compared with == later: never a pattern
-            self.approved |= set(keys)
+        named = not call.once_only and not {"", "."} & set(call.acts_on)  # "." names no entry to approve
+        subjects = list(call.acts_on) if named else []
+        answer, reason = self.approver(call.tool, arguments, why, what_always_covers(call, subjects))
+        if answer == "allow always" and subjects:  # exactly this command, or these entries together,
+            self.approved.add(approval(call.tool, subjects))  # compared with == later: never a pattern
         if answer in ("allow once", "allow always"):
             return Verdict("allow", f"a person allowed it ({answer})", "person")
         return Verdict("deny", f"a person refused: {reason or 'no reason given'}", "person")
@@ -224,20 +244,21 @@ class Gate:
                                   "decided_by": verdict.decided_by}, self.audit_log or course.runlog.audit_path())
 
 
-def what_always_covers(call: Call, keys: list[tuple[str, str]]) -> str:
+def what_always_covers(call: Call, subjects: list[str]) -> str:
     """The question's words for what "always" covers, so a person knows exactly what they approve."""
     if call.once_only:
         return f"once only: {call.once_only}"
     if call.tool == "run_command":
         return f"exactly the command {call.acts_on[0]!r} and nothing else"
-    return f"{call.tool} on exactly {', '.join(repr(subject) for _, subject in keys)}" if keys else "once only"
+    return f"{call.tool} on exactly {', '.join(repr(subject) for subject in subjects)}" if subjects else "once only"
 
 
 def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[str, str]:
     """The person in 'ask', at a terminal (run() uses it only when there is one). An answer it cannot
     read is asked again; the end of input (Ctrl-D) is a no."""
-    print(f"\n  ? {tool} {json.dumps(arguments, ensure_ascii=False)}\n    ({why})")
-    choices = f"[o]nce ({covers})" if covers.startswith("once only") else f"[o]nce, [a]lways ({covers})"
+    shown = course.escape_terminal_controls  # what the model wrote is shown as data: no escape draws a fake question
+    print(f"\n  ? {shown(tool)} {shown(json.dumps(arguments, ensure_ascii=False))}\n    ({shown(why)})")
+    choices = f"[o]nce ({shown(covers)})" if covers.startswith("once only") else f"[o]nce, [a]lways ({shown(covers)})"
     while True:
         try:
             typed = input(f"    allow {choices}, or [n]o (no, REASON): ")

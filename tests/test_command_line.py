@@ -9,6 +9,7 @@ in this process and in the processes it starts.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -273,3 +274,34 @@ def test_a_student_copy_outside_any_work_tree_gets_no_gitignore(tmp_path, capsys
     course.exercises.make_student_copy("s00", tmp_path / "my-s00")
     assert not (tmp_path / "my-s00" / ".gitignore").exists()
     assert "git" not in capsys.readouterr().out.replace("grade it with", "")
+
+
+# ---------------------------------------------------------------- what a model or a tool wrote is shown as data
+
+TERMINAL_ATTACK = ("Done.\n  ? read_file {\"path\": \"memo.md\"}\n    (reading is safe)\x1b[8m\x1b[2K\x9b2K\u202e"
+                   "\x1b]0;title\x07\u2028\u2066\x7f\x85")
+OBEYED = ["\x1b", "\x9b", "\u202e", "\x07", "\u2028", "\u2066", "\x7f", "\x85"]
+
+
+def test_the_trace_shows_the_escape_sequences_a_model_or_a_tool_wrote_as_data():
+    printed = io.StringIO()
+    trace = course.TracePrinter(printed)
+    trace("assistant", {"content": [{"type": "text", "text": TERMINAL_ATTACK},
+                                    {"type": "tool_use", "id": "t1", "name": "read\x1b[2Kx", "input": {"p": TERMINAL_ATTACK}}]})
+    trace("tool_results", {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": TERMINAL_ATTACK},
+                                       {"type": "text", "text": TERMINAL_ATTACK}]})
+    trace("stop", TERMINAL_ATTACK)
+    trace("note", TERMINAL_ATTACK)
+    trace("transition", TERMINAL_ATTACK)
+    out = printed.getvalue()
+    assert not [char for char in OBEYED if char in out]
+    assert "\\x1b[8m" in out and "\\x1b[2K" in out and "\\x9b" in out and "\\u202e" in out
+    assert "   Done." in out and "\t" not in TERMINAL_ATTACK  # lines are still lines
+
+
+def test_escape_terminal_controls_keeps_newlines_tabs_and_letters_and_is_idempotent():
+    text = "a\tb\nc é → ✓ \x00\x1f\x80\x9f\u061c\u200e\u200f\u202a\u2069\u2029"
+    escaped = course.escape_terminal_controls(text)
+    assert escaped.startswith("a\tb\nc é → ✓ ")
+    assert escaped.endswith("\\x00\\x1f\\x80\\x9f\\u061c\\u200e\\u200f\\u202a\\u2069\\u2029")
+    assert course.escape_terminal_controls(escaped) == escaped

@@ -20,6 +20,7 @@ import pytest
 import course
 import course.confinement
 from helpers import DONE, results_in, scripted_client
+from s06_world import Person, gate
 
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06, unless it says otherwise
 
@@ -33,14 +34,9 @@ def permissions(s06):
     return sys.modules[s06.Gate.__module__]
 
 
-def gate(s06, rules=None, ask=None, audit_log=False):
-    return s06.Gate(rules=s06.RULES if rules is None else rules, approver=ask, audit_log=audit_log,
-                    confinement=course.confinement.probe())
-
-
 def verdict(s06, workspace, tool: str, arguments: dict, rules=None, approved=()):
     """What decide() says about one call, read by the gate as run() would read it; nothing runs."""
-    checking = gate(s06, rules)
+    checking = gate(confinement=course.confinement.probe(), rules=rules)
     return permissions(s06).decide(checking.read_call(workspace, tool, arguments), checking.rules, set(approved))
 
 
@@ -60,17 +56,6 @@ def refusal(block: dict, kind: str = "denied") -> dict:
     assert set(error) == {"ok", "error", "message", "hint"} and error["ok"] is False and error["error"] == kind
     assert error["message"] and error["hint"]
     return error
-
-
-class Person:
-    """A scripted person in 'ask': answers in turn, and remembers what they were asked."""
-
-    def __init__(self, *answers: tuple[str, str]):
-        self.answers, self.asked = list(answers), []
-
-    def __call__(self, tool, arguments, why, covers):
-        self.asked.append((tool, arguments, why, covers))
-        return self.answers.pop(0)
 
 
 # ---------------------------------------------------------------- decide: deny, then ask, then allow, then the default
@@ -138,7 +123,8 @@ def test_a_call_is_decided_on_what_it_acts_on_not_on_its_text(s06, workspace):
     assert decide(Call("move_file", "destructive", ["drafts/a", "drafts/b"]), rules, set()).decision == "allow"
     assert decide(Call("move_file", "destructive", ["drafts/a", "memo.md"]), rules, set()).decision == "ask"
     assert decide(Call("read_file", "read", ["x"], refused="a hard link of a denied file"), [], set()).decision == "deny"
-    command = gate(s06).read_call(workspace, "run_command", {"command": "ls && rm memo.md"}).command
+    checking = gate(confinement=course.confinement.probe())
+    command = checking.read_call(workspace, "run_command", {"command": "ls && rm memo.md"}).command
     found = decide(Call("run_command", "execute", [command.text], command=command), rules, set())
     assert found.decision == "deny" and "rm memo.md" in found.why
 
@@ -177,7 +163,8 @@ def test_overwriting_an_existing_file_counts_as_destructive(s06, workspace):
 @pytest.mark.exercise(1, 2)
 def test_overwriting_through_a_detour_still_counts_as_destructive(s06, workspace):
     before = (workspace / "memo.md").read_bytes()
-    text, is_error = s06.run_tool(workspace, "write_file", {"path": "nowhere/../memo.md", "content": ""}, gate(s06))
+    text, is_error = s06.run_tool(workspace, "write_file", {"path": "nowhere/../memo.md", "content": ""},
+                                  gate(confinement=course.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "denied"
     assert (workspace / "memo.md").read_bytes() == before
 
@@ -221,7 +208,7 @@ def test_a_denial_says_what_to_do_instead_by_risk_class(s06, workspace):
                                   ("read_file", {"path": ".env"}, "read"),
                                   ("run_command", {"command": "touch x"}, "execute")):
         (workspace / ".env").write_text("KEY=1\n", encoding="utf-8")
-        text, is_error = s06.run_tool(workspace, tool, arguments, gate(s06))
+        text, is_error = s06.run_tool(workspace, tool, arguments, gate(confinement=course.confinement.probe()))
         assert is_error and json.loads(text)["hint"] == instead[risk], tool
     assert "ls, cat, wc, grep, head, tail, echo, pwd" in instead["execute"]  # the safe list, as the tool table says it
 
@@ -230,9 +217,11 @@ def test_a_denial_says_what_to_do_instead_by_risk_class(s06, workspace):
 @pytest.mark.parametrize("expression, why", [("1e308 * 10", "overflowed"), ("1e308 * 10 - 1e308 * 10", "overflowed"),
                                              ("(-8) ** 0.5", "complex"), ("(-1) ** 0.5 * 0", "complex")])
 def test_the_calculator_refuses_inf_nan_and_complex_results(s06, workspace, expression, why):
-    text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, gate(s06))
+    text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression},
+                                  gate(confinement=course.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "tool_failed" and why in json.loads(text)["message"]
-    assert s06.run_tool(workspace, "calculate", {"expression": "2 ** 0.5"}, gate(s06))[1] is False
+    assert s06.run_tool(workspace, "calculate", {"expression": "2 ** 0.5"},
+                        gate(confinement=course.confinement.probe()))[1] is False
 
 
 # ---------------------------------------------------------------- the audit log
@@ -240,7 +229,7 @@ def test_the_calculator_refuses_inf_nan_and_complex_results(s06, workspace, expr
 @pytest.mark.exercise(1, 2)
 def test_the_audit_log_has_one_json_line_per_decision(s06, workspace, tmp_path):
     log = tmp_path / "decisions.jsonl"
-    checking = gate(s06, ask=Person(("allow once", "")), audit_log=log)
+    checking = gate(Person(("allow once", "")), course.confinement.probe(), audit_log=log)
     s06.run_tool(workspace, "list_files", {"path": "."}, checking)                 # a default allows
     s06.run_tool(workspace, "run_command", {"command": "ls && rm memo.md"}, checking)  # a rule denies
     s06.run_tool(workspace, "delete_file", {"path": "todo.md"}, checking)          # a person allows
@@ -255,8 +244,8 @@ def test_the_audit_log_has_one_json_line_per_decision(s06, workspace, tmp_path):
 
 @pytest.mark.exercise(1)
 def test_the_audit_log_goes_to_its_default_place_unless_turned_off(s06, workspace, tmp_path):
-    s06.run_tool(workspace, "list_files", {"path": "."}, gate(s06, audit_log=None))
-    s06.run_tool(workspace, "list_files", {"path": "."}, gate(s06, audit_log=False))
+    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.confinement.probe(), audit_log=None))
+    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.confinement.probe(), audit_log=False))
     default = course.runlog.audit_path()  # tests point it at a temporary file
     assert default.is_relative_to(tmp_path) and len(default.read_text(encoding="utf-8").splitlines()) == 1
 

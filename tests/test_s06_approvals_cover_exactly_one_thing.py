@@ -10,34 +10,15 @@ approval never outranks one. Most tests go through the real ``run()``, with a sc
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-import course.confinement
 import course.shell_reading
-from helpers import DONE, load_stage, results_in, scripted_client
-from test_s06_attacks_breach_nothing import ENV_SECRET, OUTSIDE_SECRET, outside_state, workspace_files, world  # noqa: F401
+from helpers import DONE, results_in, scripted_client
+from s06_world import (ENV_SECRET, OUTSIDE_SECRET, Person, gate, no_secret, outside_state, permissions, play, s06,
+                       workspace_files, world)  # noqa: F401
 
-s06 = load_stage("s06")
-permissions = sys.modules[s06.Gate.__module__]
 pytestmark = pytest.mark.stage("s06")  # decided by decide() (exercise 1), put to a person by ask_person() (2)
-AVAILABLE = course.confinement.Confinement(available=True, reason="assumed available by the test")
-
-
-def gate(approver=None, confinement=AVAILABLE):
-    return s06.Gate(rules=s06.RULES, approver=approver, audit_log=False, confinement=confinement)
-
-
-class Person:
-    """A scripted person in 'ask': answers in turn, and remembers what they were asked."""
-
-    def __init__(self, *answers: tuple[str, str]):
-        self.answers, self.asked = list(answers), []
-
-    def __call__(self, tool, arguments, why, covers):
-        self.asked.append((tool, arguments, why, covers))
-        return self.answers.pop(0)
 
 
 class FirstYes:
@@ -52,23 +33,6 @@ class FirstYes:
             return "allow once", ""
         self.asked.append((tool, arguments, covers))
         return (self.first, "") if len(self.asked) == 1 else ("deny", "not that")
-
-
-def play(world, calls, person=None):
-    """Run the calls, one per model turn, through run(); return (the tool results, every request sent)."""
-    replies = [[{"type": "tool_use", "id": f"toolu_{index}", "name": tool, "input": arguments}]
-               for index, (tool, arguments) in enumerate(calls)]
-    client, requests = scripted_client(*replies, DONE)
-    result = s06.run("Do the task", client=client, model="scripted", workspace=world, approver=person,
-                     audit_log=False, runs_log=False)
-    results = results_in(result.messages)
-    assert len(results) == len(calls)
-    return results, requests
-
-
-def no_secret(requests):
-    sent = json.dumps(requests)
-    assert ENV_SECRET not in sent and OUTSIDE_SECRET not in sent
 
 
 # ---------------------------------------------------------------- once, always, no
@@ -168,16 +132,16 @@ def test_a_person_is_asked_exactly_this_call_and_always_stores_exactly_it(worksp
     assert (verdict.decision, verdict.decided_by) == ("allow", "person") and "allow always" in verdict.why
     assert person.asked[0] == ("move_file", {"source": "memo.md", "destination": "notes/../m.md"}, "why",
                                "move_file on exactly 'memo.md', 'm.md'")
-    assert checking.approved == {("move_file", "memo.md"), ("move_file", "m.md")}  # entries, never a pattern
+    assert checking.approved == {("move_file", ("memo.md", "m.md"))}  # the entries together, never a pattern
     command = checking.read_call(workspace, "run_command", {"command": " grep -r x *.md\n"})
     assert checking.ask_person(command, {"command": " grep -r x *.md\n"}, "why").decision == "allow"
-    assert person.asked[1][3].startswith("once only: ") and len(checking.approved) == 2  # once only: nothing stored
+    assert person.asked[1][3].startswith("once only: ") and len(checking.approved) == 1  # once only: nothing stored
     listing = checking.read_call(workspace, "list_files", {"path": "."})
     refused = checking.ask_person(listing, {"path": "."}, "why")
     assert (refused.decision, refused.decided_by, refused.why) == ("deny", "person", "a person refused: no reason given")
-    assert person.asked[2][3] == "once only" and len(checking.approved) == 2  # "." names no entry to approve
+    assert person.asked[2][3] == "once only" and len(checking.approved) == 1  # "." names no entry to approve
     assert checking.ask_person(command, {}, "why").why == "a person refused: keep it"
-    assert checking.ask_person(command, {}, "why").decision == "allow" and len(checking.approved) == 2
+    assert checking.ask_person(command, {}, "why").decision == "allow" and len(checking.approved) == 1
 
 
 # ---------------------------------------------------------------- what "always" covers
@@ -381,3 +345,33 @@ def test_the_terminal_asks_again_until_it_reads_an_answer_and_keeps_the_whole_re
 
     monkeypatch.setattr("builtins.input", end_of_input)
     assert permissions.ask_on_terminal("run_command", {"command": "x"}, "why", "once only: x")[0] == "deny"
+
+
+def test_the_question_shows_the_escape_sequences_in_a_call_as_data(monkeypatch, capsys):
+    monkeypatch.setattr("builtins.input", lambda prompt: print(prompt) or "no")
+    fake = "x\n  ? read_file memo.md\x1b[8m\x1b[2K\x9b2K\u202e\x7f\u2028"
+    assert permissions.ask_on_terminal(f"run_command{fake}", {"command": fake}, f"why{fake}", f"once only: {fake}") \
+        == ("deny", "")
+    printed = capsys.readouterr().out
+    assert not [char for char in ("\x1b", "\x9b", "\u202e", "\x7f", "\u2028") if char in printed]
+    assert "\\x1b[8m" in printed and "\\u202e" in printed
+
+
+@pytest.mark.exercise(1, 2)
+def test_always_on_two_moves_approves_exactly_those_two_never_a_mix_of_their_paths(workspace):
+    (workspace / "old").mkdir()
+    person = Person(("allow always", ""), ("allow always", ""))
+    checking = gate(person)
+    for source in ("memo.md", "todo.md"):
+        assert checking.check(workspace, "move_file", {"source": source, "destination": f"old/{source}"}).decision == "allow"
+    assert checking.approved == {("move_file", ("memo.md", "old/memo.md")), ("move_file", ("todo.md", "old/todo.md"))}
+    refusing = gate(lambda *question: ("deny", "not that one"))
+    refusing.approved = set(checking.approved)
+    for source, destination in [("memo.md", "old/todo.md"), ("todo.md", "old/memo.md"), ("old/memo.md", "memo.md"),
+                                ("memo.md", "todo.md"), ("old/todo.md", "old/memo.md")]:
+        verdict = refusing.check(workspace, "move_file", {"source": source, "destination": destination})
+        assert (verdict.decision, verdict.decided_by) == ("deny", "person"), (source, destination)
+    for source in ("memo.md", "todo.md"):  # exactly what was approved still is, with no one asked
+        verdict = refusing.check(workspace, "move_file", {"source": source, "destination": f"old/{source}"})
+        assert (verdict.decision, verdict.decided_by) == ("allow", "person")
+    assert refusing.check(workspace, "delete_file", {"path": "memo.md"}).decision == "deny"  # nor one entry alone

@@ -26,64 +26,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 import course
-from helpers import load_stage, scripted_client
+from helpers import DONE, scripted_client
+from s06_world import ENV_SECRET, OUTSIDE_SECRET, outside_state, s06, workspace_files, world  # noqa: F401
 
-s06 = load_stage("s06")
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06
 
-OUTSIDE_SECRET = "OUTSIDE-SECRET-7f3a"
-ENV_SECRET = "ENV-SECRET-91c2"
-DONE = [{"type": "text", "text": "Done."}]
 
-
-# ---------------------------------------------------------------- the world around the workspace
-
-@pytest.fixture
-def world(tmp_path) -> Path:
-    """The workspace, with what an attacker would have prepared in and around it."""
-    around = tmp_path / "around"
-    workspace = around / "workspace"
-    shutil.copytree(course.SAMPLE, workspace)
-    (around / "secret.txt").write_text(f"{OUTSIDE_SECRET} beside the workspace\n", encoding="utf-8")
-    (workspace / ".env").write_text(f"API_KEY={ENV_SECRET}\n", encoding="utf-8")
-    (workspace / "sub").mkdir()
-    (workspace / "sub" / ".env").write_text(f"TOKEN={ENV_SECRET}\n", encoding="utf-8")
-    (workspace / "link-out").symlink_to(around, target_is_directory=True)
-    (workspace / "env-link").symlink_to(".env")
-    (workspace / "rc.sh").write_text("rm -f memo.md; cat ../secret.txt\n", encoding="utf-8")
-    (workspace / ".bashrc").write_text("rm -f memo.md\n", encoding="utf-8")
-    (workspace / ".bash_profile").write_text("rm -f memo.md\n", encoding="utf-8")
-    (workspace / "list.txt").write_text("../secret.txt\n", encoding="utf-8")
-    (workspace / "names.txt").write_text(".env\n", encoding="utf-8")
-    (workspace / "files0.txt").write_bytes(b"../secret.txt\x00.env\x00")
-    os.mkfifo(workspace / "pipe")
-    return workspace
-
-
-def outside_state(workspace: Path) -> dict:
-    """Every entry around the workspace (not in it): files with their bytes, links with their targets."""
-    state = {}
-    for folder, folders, files in os.walk(workspace.parent):
-        if folder == str(workspace.parent):
-            folders.remove(workspace.name)
-        for name in folders + files:
-            path = os.path.join(folder, name)
-            state[path] = (os.readlink(path) if os.path.islink(path) else
-                           "folder" if os.path.isdir(path) else Path(path).read_bytes())
-    return state
-
-
-def workspace_files(workspace: Path) -> dict:
-    return {str(path.relative_to(workspace)): (os.readlink(path) if path.is_symlink() else path.read_bytes())
-            for path in workspace.rglob("*") if path.is_symlink() or path.is_file()}
-
+# ---------------------------------------------------------------- the world around the workspace (tests/s06_world.py)
 
 def survivors(workspace: Path) -> list[str]:
     """Processes whose working folder is the workspace: anything a command left running."""

@@ -26,28 +26,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import course.confinement
 import course.shell_reading as reader
-from helpers import load_stage, module_from_source
+from helpers import module_from_source
+from s06_world import decide, gate, permissions, s06
 
-s06 = load_stage("s06")
-permissions = sys.modules[s06.Gate.__module__]
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06
-AVAILABLE = course.confinement.Confinement(available=True, reason="assumed available by the test")
-UNAVAILABLE = course.confinement.Confinement(available=False, reason="no Landlock on this test's kernel")
-
-
-def gate(rules=None, approver=None, confinement=AVAILABLE):
-    return s06.Gate(rules=s06.RULES if rules is None else rules, approver=approver, audit_log=False,
-                    confinement=confinement)
-
-
-def decide(workspace, command: str, **options) -> tuple[str, str, str]:
-    """decide()'s verdict on a command, as (decision, why, decided_by): nothing runs."""
-    checking = gate(**options)
-    verdict = permissions.decide(checking.read_call(workspace, "run_command", {"command": command}),
-                                 checking.rules, checking.approved)
-    return verdict.decision, verdict.why, verdict.decided_by
 
 
 def reading(command: str):
@@ -427,3 +410,74 @@ def test_reading_and_deciding_a_command_at_the_cap_takes_little_memory(command):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 6_000_000, peak
+
+
+# ---------------------------------------------------------------- a + operand of head or tail is an option, not a path
+
+def runs_past(command: list[str], workspace: Path, seconds: float = 1.0) -> bool:
+    """Whether the real program is still running after ``seconds`` (it follows the file: it never ends)."""
+    try:
+        subprocess.run(command, cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+@pytest.mark.exercise(1)
+@pytest.mark.parametrize("command", ["tail +1f memo.md", "tail +f memo.md", "tail -q +1f memo.md",
+                                     "tail -- +1f memo.md", "head +1 memo.md", "cat memo.md | tail +1f"])
+def test_a_plus_operand_of_head_or_tail_is_no_path_and_goes_to_a_person(workspace, command):
+    verdict, why, _ = decide(workspace, command)
+    assert verdict == "ask" and "+" in why and "obsolete" in why, why
+
+
+@pytest.mark.skipif(subprocess.run(["tail", "--version"], capture_output=True, text=True).stdout.find("GNU") < 0,
+                    reason="the obsolete + syntax is GNU tail's")
+@pytest.mark.parametrize("command", ["tail +1f memo.md", "tail +f memo.md"])
+def test_what_gnu_tail_runs_for_ever_is_never_allowed_without_a_person(workspace, command):
+    """Differential: the real tail follows the file (still running after a second), and the gate asks."""
+    assert runs_past(command.split(), workspace)
+    assert decide(workspace, command)[0] == "ask"
+    assert decide(workspace, "tail -n +1 memo.md")[0] == "allow" and not runs_past("tail -n +1 memo.md".split(), workspace)
+
+
+# ---------------------------------------------------------------- an operand that is neither a file nor a folder
+
+@pytest.mark.exercise(1)
+@pytest.mark.parametrize("command", ["cat fifo", "head fifo", "head -c 40 fifo", "tail -n 1 ./fifo", "wc -l memo.md fifo",
+                                     "grep x fifo", "cat fifo-link", "cat sub/../fifo", "ls memo.md && cat fifo"])
+def test_a_fifo_or_device_already_in_the_workspace_is_never_read_without_a_person(workspace, command):
+    """Tests cannot make a device (`head -c 40 disk`): a fifo stands in; it would also block the loop."""
+    os.mkfifo(workspace / "fifo")
+    (workspace / "fifo-link").symlink_to("fifo")
+    (workspace / "sub").mkdir()
+    verdict, why, _ = decide(workspace, command)
+    assert verdict == "ask" and "not a regular file or a folder" in why, why
+    assert decide(workspace, "cat memo.md")[0] == "allow" and decide(workspace, "ls sub")[0] == "allow"
+
+
+# ---------------------------------------------------------------- a command built to cost is refused, not judged
+
+NESTED = "env " + "$(a " * 450 + "a " * 921 + ")" * 450  # 4,096 characters: 1.5 million candidates read in full
+
+
+@pytest.mark.exercise(1)
+def test_a_command_with_too_many_candidate_programs_is_denied_unread_in_one_line(workspace):
+    """It stalled the loop for about 80 s: every candidate matched against every deny rule."""
+    assert len(NESTED) <= reader.MAX_COMMAND_CHARS
+    found = reader.read_here(NESTED)
+    assert found.too_complex and not found.plain and found.programs == [] and found.words == []
+    stopped_at = int(found.too_complex.split("(")[1].split(" programs")[0].replace(",", ""))
+    assert reader.MAX_CANDIDATES < stopped_at <= reader.MAX_CANDIDATES + reader.MAX_COMMAND_CHARS  # capped early
+    verdict, why, decided_by = decide(workspace, NESTED)
+    assert (verdict, decided_by) == ("deny", "rule") and "too complex" in why and "\n" not in why, why
+    text, is_error = s06.run_tool(workspace, "run_command", {"command": NESTED}, gate())
+    assert is_error and "too complex" in json.loads(text)["message"]
+
+
+@pytest.mark.parametrize("command", ["env " + "a " * 2040, "xargs " + "x " * 2040, "env 'env " + "a " * 2030 + "'",
+                                     "echo " + "$(a) " * 800, "ls " + "-l " * 2000])
+def test_a_long_command_of_ordinary_shape_is_still_read_in_full(command):
+    found = reader.read_here(command)
+    assert not found.too_complex and 0 < len(found.programs) <= reader.MAX_CANDIDATES

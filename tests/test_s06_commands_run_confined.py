@@ -18,25 +18,10 @@ from pathlib import Path
 import pytest
 
 import course.confinement
-from helpers import DONE, load_stage, scripted_client
-from test_s06_attacks_breach_nothing import world  # noqa: F401
+from helpers import DONE, scripted_client
+from s06_world import UNAVAILABLE, decide, gate, s06, world  # noqa: F401
 
-s06 = load_stage("s06")
-permissions = sys.modules[s06.Gate.__module__]
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06
-AVAILABLE = course.confinement.Confinement(available=True, reason="assumed available by the test")
-UNAVAILABLE = course.confinement.Confinement(available=False, reason="no Landlock on this test's kernel")
-
-
-def gate(approver=None, confinement=AVAILABLE):
-    return s06.Gate(rules=s06.RULES, approver=approver, audit_log=False, confinement=confinement)
-
-
-def decide(workspace, command: str, confinement=AVAILABLE) -> tuple[str, str, str]:
-    checking = gate(confinement=confinement)
-    verdict = permissions.decide(checking.read_call(workspace, "run_command", {"command": command}),
-                                 checking.rules, checking.approved)
-    return verdict.decision, verdict.why, verdict.decided_by
 
 
 # ---------------------------------------------------------------- the command tool
@@ -98,8 +83,7 @@ def test_a_command_finds_no_home_in_the_workspace_to_load_code_from(world, plant
     usercustomize.py or a .pth the model wrote. HOME is a folder that does not exist."""
     (world / plant).parent.mkdir(parents=True, exist_ok=True)
     (world / plant).write_text(content)
-    checking = s06.Gate(rules=s06.RULES, approver=lambda *a: ("allow once", ""), audit_log=False,
-                        confinement=course.confinement.probe())
+    checking = gate(lambda *a: ("allow once", ""), course.confinement.probe())
     text, _ = s06.run_tool(world, "run_command", {"command": f"{sys.executable} -c 'print(40 + 2)'"}, checking)
     assert "42" in text and (world / "memo.md").exists()
     environment = course.confinement.command_environment(world)

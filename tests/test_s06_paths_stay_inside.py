@@ -20,36 +20,13 @@ import pytest
 import course
 import course.confinement
 import course.paths
-from helpers import DONE, load_stage, results_in, scripted_client
-from test_s06_attacks_breach_nothing import ENV_SECRET, OUTSIDE_SECRET, outside_state, workspace_files, world  # noqa: F401
+from s06_world import ENV_SECRET, gate, no_secret, outside_state, play, s06, workspace_files, world  # noqa: F401
 
-s06 = load_stage("s06")
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06
 
 
-def gate(approver=None):
-    return s06.Gate(rules=s06.RULES, approver=approver, audit_log=False, confinement=course.confinement.probe())
-
-
 def allow_all():
-    return gate(approver=lambda *question: ("allow once", ""))
-
-
-def play(world, calls, person=None):
-    """Run the calls, one per model turn, through run(); return (the tool results, every request sent)."""
-    replies = [[{"type": "tool_use", "id": f"toolu_{index}", "name": tool, "input": arguments}]
-               for index, (tool, arguments) in enumerate(calls)]
-    client, requests = scripted_client(*replies, DONE)
-    result = s06.run("Do the task", client=client, model="scripted", workspace=world, approver=person,
-                     audit_log=False, runs_log=False)
-    results = results_in(result.messages)
-    assert len(results) == len(calls)
-    return results, requests
-
-
-def no_secret(requests):
-    sent = json.dumps(requests)
-    assert ENV_SECRET not in sent and OUTSIDE_SECRET not in sent
+    return gate(lambda *question: ("allow once", ""), course.confinement.probe())
 
 
 # ---------------------------------------------------------------- escapes, case by case
@@ -107,7 +84,8 @@ def files_outside(workspace) -> dict:
 
 def test_every_file_tool_refuses_an_escape_and_the_model_is_told_so(workspace, outside):
     before = files_outside(workspace)
-    checking = gate(approver=lambda tool, arguments, why, covers: ("allow once", ""))  # a person who allows anything
+    # a person who allows anything, and the kernel's confinement as probed
+    checking = gate(lambda tool, arguments, why, covers: ("allow once", ""), course.confinement.probe())
     for case, path in sandbox_cases(workspace).items():
         for tool, arguments in (("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"}),
                                 ("list_files", {"path": path}), ("delete_file", {"path": path}),
@@ -144,7 +122,8 @@ def test_paths_that_stay_inside_the_workspace_still_work(workspace):
 @pytest.mark.parametrize("path", ["a/" * 40 + "f", "a/" * 992 + "f", "a" * 2000, "a/" * 240_000])
 def test_a_path_too_deep_or_too_long_is_refused_at_once(world, path):
     before = workspace_files(world)
-    text, is_error = s06.run_tool(world, "write_file", {"path": path, "content": "x"}, gate())
+    text, is_error = s06.run_tool(world, "write_file", {"path": path, "content": "x"},
+                                  gate(confinement=course.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "path_too_long"
     assert workspace_files(world) == before and not (world / "a").exists()  # nothing was made
 
@@ -166,7 +145,7 @@ def deep_chain(world):
 @pytest.mark.exercise(1)
 def test_a_deep_folder_chain_made_by_other_means_does_not_break_the_tools(deep_chain):
     world = deep_chain
-    checking = gate()
+    checking = gate(confinement=course.confinement.probe())
     assert len(checking.hidden(world)) >= 1  # .env, found beside the chain
     for tool, arguments in (("calculate", {"expression": "1 + 1"}), ("list_files", {"path": "."}),
                             ("read_file", {"path": "memo.md"}), ("run_command", {"command": "ls"})):
@@ -265,7 +244,7 @@ def test_the_gate_resolves_a_path_exactly_as_the_tool_does(tricky, name):
     for path in ("-a=b", "-a=memo.md", "L/../notes", "L/../old.txt", "M/../old.txt", "notes-link", "sub/notes",
                  "./x/../memo.md", "L", "memo.md/"):
         opened = course.paths.entry(tricky, path) if name in ("delete_file", "move_file") else course.paths.resolve(tricky, path)
-        judged = gate().read_call(tricky, name, {"path": path}).acts_on
+        judged = gate(confinement=course.confinement.probe()).read_call(tricky, name, {"path": path}).acts_on
         assert judged == [str(opened.relative_to(root))], (name, path)
 
 
@@ -331,3 +310,44 @@ def test_the_file_tools_refuse_a_hard_link_even_called_past_the_gate(linked_out)
             call()
         assert refused.value.kind == "hard_link"
     assert outside_state(linked_out) == before
+
+
+# ---------------------------------------------------------------- a rule on a folder's name covers what lies beneath it
+
+@pytest.fixture
+def env_folders(world):
+    """.env as a folder at the top (the world's .env file moved into it) and config/.env nested, each with a secret."""
+    (world / ".env").unlink()
+    (world / ".env").mkdir()
+    (world / ".env" / "production").write_text(f"API_KEY={ENV_SECRET}\n", encoding="utf-8")
+    (world / "config" / ".env").mkdir(parents=True)
+    (world / "config" / ".env" / "keys").write_text(f"KEY={ENV_SECRET}\n", encoding="utf-8")
+    return world
+
+
+@pytest.mark.exercise(1)
+@pytest.mark.parametrize("tool, arguments", [
+    ("read_file", {"path": ".env/production"}), ("read_file", {"path": "config/.env/keys"}),
+    ("read_file", {"path": "./config/../.env/production"}),
+    ("write_file", {"path": ".env/new", "content": "KEY=attacker\n"}),
+    ("write_file", {"path": ".env/production", "content": "KEY=attacker\n"}),
+    ("write_file", {"path": "config/.env/new", "content": "KEY=attacker\n"}),
+    ("write_file", {"path": "config/.env/keys", "content": "KEY=attacker\n"}),
+    ("list_files", {"path": ".env"}), ("list_files", {"path": "config/.env"}),
+    ("delete_file", {"path": ".env/production"}), ("move_file", {"source": "config/.env/keys", "destination": "k.txt"}),
+    ("move_file", {"source": "memo.md", "destination": ".env/memo.md"}),
+    ("run_command", {"command": "cat .env/production"}), ("run_command", {"command": "head -n 1 config/.env/keys"}),
+])
+def test_a_file_inside_a_folder_a_deny_rule_covers_is_denied_at_any_depth(env_folders, tool, arguments):
+    asked, before = [], workspace_files(env_folders)
+    results, requests = play(env_folders, [(tool, arguments)], lambda *question: asked.append(question) or ("allow once", ""))
+    assert results[0]["is_error"] and "deny" in results[0]["content"] and asked == [], results[0]
+    assert workspace_files(env_folders) == before
+    no_secret(requests)
+
+
+def test_the_files_inside_a_folder_a_deny_rule_covers_are_hidden_from_commands_and_search(env_folders):
+    hidden = {str(path.relative_to(env_folders)) for path in gate().hidden(env_folders)}
+    assert {".env/production", "config/.env/keys"} <= hidden
+    text, _ = s06.run_tool(env_folders, "search_files", {"text": "KEY"}, allow_all())
+    assert ENV_SECRET not in text and ".env" not in json.loads(text)["output"]

@@ -25,7 +25,6 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,9 +36,9 @@ from hypothesis import strategies as st
 import course
 import course.confinement
 import course.paths
-from helpers import load_stage
+import s06_world
+from s06_world import gate, s06
 
-s06 = load_stage("s06")
 pytestmark = pytest.mark.stage("s06")  # s06's tools and its decision; the paths through the support package's resolver
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -277,11 +276,9 @@ def compound_commands(draw) -> tuple[str, list[str]]:
 
 
 def decide(workspace: Path, command: str) -> tuple[str, str, str]:
-    """decide()'s verdict on a command with the default rules, as (decision, why, decided_by): nothing runs."""
-    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
-    verdict = sys.modules[s06.Gate.__module__].decide(gate.read_call(workspace, "run_command", {"command": command}),
-                                                      gate.rules, gate.approved)
-    return verdict.decision, verdict.why, verdict.decided_by
+    """decide()'s verdict on a command with the default rules and the kernel's confinement as probed, as
+    (decision, why, decided_by): nothing runs."""
+    return s06_world.decide(workspace, command, confinement=course.confinement.probe())
 
 
 def severity(verdict: str) -> int:
@@ -329,9 +326,9 @@ ADVERSARIAL = [
 
 def assert_bounded(expression: str) -> None:
     workspace = Path(tempfile.gettempdir())  # the calculator never touches its workspace
-    gate = s06.Gate(rules=s06.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
+    checking = gate(confinement=course.confinement.probe())
     started = time.perf_counter()
-    text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, gate)
+    text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, checking)
     elapsed = time.perf_counter() - started
     assert elapsed < 0.1, f"calculate({expression[:60]!r}) took {elapsed * 1000:.0f} ms"
     result = json.loads(text)
