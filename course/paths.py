@@ -124,7 +124,10 @@ def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]
     tool skips them."""
     root = Path(os.path.realpath(workspace))
     found, others = [], []
-    for path, is_file in entries_under(root):
+    # A covered folder is hidden whole, so the walk does not go into it; ``covered`` is then asked of
+    # each entry alone (its folders were judged on the way down): the work grows with the number of
+    # entries, not with their depth squared (a chain of folders 1,000 deep).
+    for path, is_file in entries_under(root, skip=lambda path: covered(str(path.relative_to(root)))):
         if covered(str(path.relative_to(root))):
             found.append(path)
         elif is_file:
@@ -133,9 +136,10 @@ def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]
     return found + [path for path in others if inode_of(path) in secrets or links_of(path) > 1]
 
 
-def entries_under(root: Path) -> Iterator[tuple[Path, bool]]:
-    """Every entry under ``root`` as (path, is a regular file), links not followed. A loop, not
-    recursion: os.walk recurses on Python 3.11, and a chain of folders 1,000 deep broke it."""
+def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Iterator[tuple[Path, bool]]:
+    """Every entry under ``root`` as (path, is a regular file), links not followed, not going into a
+    folder ``skip`` says to leave. A loop, not recursion: os.walk recurses on Python 3.11, and a chain
+    of folders 1,000 deep broke it."""
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -145,7 +149,7 @@ def entries_under(root: Path) -> Iterator[tuple[Path, bool]]:
             continue
         for child in children:
             yield Path(child.path), child.is_file(follow_symlinks=False)
-            if child.is_dir(follow_symlinks=False):
+            if child.is_dir(follow_symlinks=False) and not (skip and skip(Path(child.path))):
                 stack.append(Path(child.path))
 
 

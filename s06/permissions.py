@@ -52,11 +52,12 @@ class Rule:
     tool: str            # a tool name, or a glob such as "*"
     pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
 
-    def covers(self, tool: str, path: str) -> bool:
+    def covers(self, tool: str, path: str, *, folders: bool = True) -> bool:
         """A path rule: the tool fits and the path (resolved, relative to the workspace) or one of its
-        folders fits the glob: a rule on .env covers .env/production and config/.env/keys too."""
+        folders fits the glob: a rule on .env covers .env/production and config/.env/keys too.
+        ``folders=False``: the path alone, for a walk that has already judged the folders above it."""
         return fnmatch.fnmatchcase(tool, self.tool) and any(
-            fnmatch.fnmatchcase(part, self.pattern) for part in path_and_folders(path))
+            fnmatch.fnmatchcase(part, self.pattern) for part in (path_and_folders(path) if folders else [path]))
 
     def found_in(self, call: "Call") -> str:
         """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
@@ -235,7 +236,7 @@ class Gate:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
         names: a command is confined so that it cannot read them, and search_files skips them."""
         return course.paths.covered_files(workspace, lambda path: any(
-            rule.decision == "deny" and rule.tool != "run_command" and rule.covers("read_file", path)
+            rule.decision == "deny" and rule.tool != "run_command" and rule.covers("read_file", path, folders=False)
             for rule in self.rules))
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
