@@ -128,10 +128,9 @@ def test_a_resumable_run_cut_short_keeps_its_workspace_for_resume(tmp_path):
 
 
 # One of each way out: a course command, argparse's --help, and a stage's run, buffered (as a learner's
-# Python is) and unbuffered (every print a write). Each is a Python process that imports the SDK.
+# Python is) or unbuffered (every print a write). Each is a Python process that imports the SDK (~3 s).
 @pytest.mark.parametrize("command, unbuffered", [
-    (("-m", "course", "models"), False), (("-m", "course", "stats"), True), (("s03/agent.py", "--help"), False),
-    (("s01/agent.py", LIST), False), (("s01/agent.py", LIST), True)])
+    (("-m", "course", "models"), False), (("s03/agent.py", "--help"), True), (("s01/agent.py", LIST), False)])
 def test_a_command_whose_reader_is_gone_before_it_prints_ends_quietly(command, unbuffered):
     """The reader closes before the command prints anything (``| head -0``, or a reader that failed)."""
     reading, writing = os.pipe()
