@@ -24,7 +24,7 @@ from .trace import TracePrinter, escape_terminal_controls, shorten
 from .arithmetic import evaluate as calculator
 from .echo import repeats_the_prompt
 from .history import turns_as_text
-from .json_text import calls_in_text, objects_in as json_objects_in
+from .json_text import calls_in_text
 from .limits import require_whole_numbers
 from .wire import sendable
 from .workspace import SAMPLE, prepare_workspace, shown, snapshot
@@ -40,7 +40,7 @@ _ON_FIRST_USE = {
 
 __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
-    "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "json_objects_in", "repeats_the_prompt",
+    "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
     "stage_main", "summary",

@@ -31,7 +31,6 @@ it means, and ``plot_svg(result) -> str`` draws the dollars spent after each cal
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import math
 import re

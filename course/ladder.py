@@ -20,7 +20,6 @@ better outcome, and completes every scenario the stage before it completes.
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import re
 import shutil

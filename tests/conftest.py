@@ -8,7 +8,6 @@ import re
 import socket
 import tempfile
 
-from pathlib import Path
 
 import pytest
 from hypothesis import settings

@@ -78,7 +78,7 @@ def test_reads_at_most_n_files_and_says_the_count_is_partial(workspace):
     result, _ = run_flood("s04", workspace, 8, model_files=5)
     partial = sum(error_lines_of(number) for number in range(1, 6))
     assert result.turns == 7
-    assert f"after 5 of the 8 log files" in result.answer and str(partial) in result.answer
+    assert "after 5 of the 8 log files" in result.answer and str(partial) in result.answer
     assert "not the full count" in result.answer
 
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import course
-from course.offline import Faults, Reply
+from course.offline import Faults
 from helpers import REPORT_TASK as REPORT, assert_valid_history, load_stage, results_in, scripted_client
 
 pytestmark = pytest.mark.stage("s02")  # every test here pins s02, unless it says otherwise
