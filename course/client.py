@@ -20,7 +20,7 @@ OFFLINE_BASE_URL = "http://offline.invalid"
 
 def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
                 context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None,
-                max_retries: int = 2) -> anthropic.Anthropic:
+                max_retries: int = 2, thinking: int | None = None) -> anthropic.Anthropic:
     """A client for ``model_id`` (see ``resolve_model``).
 
     An id starting with ``offline`` gets the in-process offline model (``context_window`` and
@@ -32,7 +32,13 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     or to a ``course.offline.Reply`` to set its stop_reason too. Requests are validated, counted,
     cut at ``max_tokens`` and faulted exactly as for the built-in models; a reply is checked as a local
     server's is (course.replies), and one no stage could take is a 502 that says why.
+
+    ``thinking`` (a budget of tokens, at least 1,024) turns extended thinking on for every request
+    the client sends (``WithThinking``).
     """
+    if thinking is not None:
+        return WithThinking(make_client(model_id, behaviour=behaviour, context_window=context_window, faults=faults,
+                                        max_retries=max_retries), thinking)
     if behaviour is not None and not callable(behaviour):
         raise CourseError(f"behaviour= takes a function from the request body to the reply's content blocks, "
                           f"got {type(behaviour).__name__}")
@@ -113,3 +119,33 @@ def refused(request: httpx2.Request, response: httpx2.Response, why: str) -> htt
     response.close()
     return httpx2.Response(502, request=request, json={"type": "error", "error": {
         "type": "api_error", "message": f"the server's reply is not one the course can read: {why}"}})
+
+
+class WithThinking:
+    """A client whose every Messages request turns extended thinking on with a budget of ``budget``
+    tokens, the stage's code unchanged. The budget is part of ``max_tokens`` and must stay below it
+    (https://platform.claude.com/docs/en/build-with-claude/extended-thinking), so the request's own
+    ``max_tokens`` is added on top: the stage keeps all of its room for the answer. The thinking
+    blocks come back in the reply; a stage that records every block sends them back unchanged, as
+    the API requires with tool results."""
+
+    def __init__(self, client, budget: int):
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
+            raise CourseError(f"--thinking takes a budget of at least 1024 tokens, got {budget!r}")
+        self._client, self.budget = client, budget
+        self.messages = _ThinkingMessages(client.messages, budget)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+class _ThinkingMessages:
+    def __init__(self, messages, budget: int):
+        self._messages, self._budget = messages, budget
+
+    def create(self, **request):
+        return self._messages.create(**dict(request, max_tokens=request["max_tokens"] + self._budget,
+                                            thinking={"type": "enabled", "budget_tokens": self._budget}))
+
+    def __getattr__(self, name):
+        return getattr(self._messages, name)

@@ -24,9 +24,9 @@ REPLY_SHAPE = {
     "properties": {
         "content": {"type": "array", "items": {
             "type": "object", "required": ["type"],
-            # The blocks a reply to these stages can hold and the API takes back; a block of another
-            # type could not be sent back.
-            "properties": {"type": {"enum": ["text", "tool_use", "thinking", "redacted_thinking"]}},
+            # Any type: the API adds block types (enum-like fields may gain values, says the 2026-10-21
+            # migration guide), and a block a stage does not know is kept and sent back as it came.
+            "properties": {"type": {"type": "string"}},
             "allOf": [
                 {"if": {"required": ["type"], "properties": {"type": {"const": "text"}}},
                  "then": {"required": ["text"], "properties": {"text": {"type": "string"}}}},
@@ -65,19 +65,23 @@ def reply_problem(reply, sent_messages: list) -> str:
     return ""
 
 
-# What each block keeps on its way to the stage: the fields the API takes back. A thinking block (a
-# local reasoning model's) is dropped: no stage shows it, and a request may not carry it back without
-# the signature only the real API gives. An extra field (cache_control, say) would make every later
-# request fail, and every resume with it.
-KEPT = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
+# What a block of a known type keeps on its way to the stage: the fields the API takes back. An extra
+# field (cache_control, say) would make every later request fail, and every resume with it. A thinking
+# block keeps its signature and a redacted one its data: the API wants both back unchanged with the
+# tool results (https://platform.claude.com/docs/en/build-with-claude/extended-thinking, "Preserving
+# thinking blocks"). A thinking block without a signature (a local reasoning model's) is dropped: no
+# request may carry it back. A block of any other type is kept whole, to be sent back as it came.
+KEPT = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input"),
+        "thinking": ("type", "thinking", "signature"), "redacted_thinking": ("type", "data")}
 
 
 def cleaned(reply: dict) -> dict:
     """``reply`` (one reply_problem found nothing wrong with) as a stage can record and send it back:
-    only the blocks and fields KEPT, a tool name that is not text (a list, a number) as its text,
-    and nothing JSON cannot carry (NaN, a lone surrogate)."""
-    content = [{field: block[field] for field in KEPT[block["type"]]} for block in reply["content"]
-               if block["type"] in KEPT]
+    the fields KEPT of a known block, any other block whole, a tool name that is not text (a list, a
+    number) as its text, and nothing JSON cannot carry (NaN, a lone surrogate)."""
+    content = [{field: block[field] for field in KEPT[block["type"]]} if block["type"] in KEPT else dict(block)
+               for block in reply["content"]
+               if not (block["type"] == "thinking" and not isinstance(block.get("signature"), str))]
     for block in content:
         if block["type"] == "tool_use" and not isinstance(block["name"], str):
             block["name"] = repr(block["name"])

@@ -16,9 +16,20 @@ from .conversation import Conversation
 class Reply:
     blocks: list[dict] = field(default_factory=list)
     stop_reason: str | None = None  # None: "tool_use" or "end_turn", decided from the blocks
+    stop_details: dict | None = None  # a refusal's {"type": "refusal", "category", "explanation"}
 
     def text(self, text: str) -> "Reply":
         self.blocks.append({"type": "text", "text": text})
+        return self
+
+    def think(self, thinking: str) -> "Reply":
+        """A thinking block; the offline API signs it on the way out (``thinking.py``)."""
+        self.blocks.append({"type": "thinking", "thinking": thinking})
+        return self
+
+    def redacted(self) -> "Reply":
+        """A redacted_thinking block; the offline API fills in its encrypted data."""
+        self.blocks.append({"type": "redacted_thinking"})
         return self
 
     def call(self, name: str, **arguments) -> "Reply":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import faulty_callers, flood, long_tasks, misbehaving, reckless, tutor
-from . import small_local
+from . import small_local, thoughtful
 from .behaviours import Behaviour
 
 FAMILY_PARAMETER = "N"
@@ -55,6 +55,8 @@ MODELS: tuple[Model, ...] = (
           "adds up the amounts of a folder, one file a turn: a task of about N turns"),
     Model("offline-flood-N", flood.flood,
           "counts the ERROR lines of a log folder, one large file a turn, at most N files"),
+    Model("offline-thinking", thoughtful.thoughtful,
+          "thinking on: signed thinking, redacted_thinking, parallel read_file calls"),
     # Measured on a small local model (Gemma 3 270M base, llama.cpp): see small_local.py.
     Model("offline-echo", small_local.echo,
           "copies its prompt back until the reply is cut at max_tokens"),

@@ -41,6 +41,7 @@ class Conversation:
     system: str = ""
     max_tokens: int = 1024
     tool_table: list[dict] = field(default_factory=list)  # the tools as sent: names, descriptions, schemas
+    thinking: dict | None = None  # the request's thinking parameter: a model thinks only when asked to
 
     @property
     def japanese(self) -> bool:
@@ -81,6 +82,7 @@ def read_request(body: dict) -> Conversation:
         system=system if isinstance(system, str) else _text_of(system),
         max_tokens=body.get("max_tokens", 1024),
         tool_table=list(body.get("tools") or []),
+        thinking=body.get("thinking") if isinstance(body.get("thinking"), dict) else None,
     )
     pending: dict[str, Call] = {}
     for message in messages[1:]:

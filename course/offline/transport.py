@@ -36,6 +36,7 @@ from .cache import PromptCache, check_breakpoints
 from .behaviours import Reply
 from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
+from .thinking import Signatures, check_config
 from .validation import LATEST_API_VERSION, ApiError, validate_request
 from ..replies import cleaned, reply_problem
 
@@ -74,6 +75,8 @@ class OfflineTransport(httpx2.MockTransport):
         self.script = script
         self._random = random.Random(self.faults.seed)
         self.prompt_cache = PromptCache()
+        self.signatures = Signatures()   # the thinking blocks sent, to check the ones that come back
+        self.sent_types: set[str] = set()  # the block types sent, taken back in an assistant message
         self.api_version = LATEST_API_VERSION  # of the request being answered: its anthropic-version header
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
@@ -104,7 +107,9 @@ class OfflineTransport(httpx2.MockTransport):
         return httpx2.Response(status, json=ApiError(status, error_type, message).body(), headers={"retry-after-ms": "1"})
 
     def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, Script]:
-        validate_request(body, needs_max_tokens=needs_max_tokens, api_version=self.api_version)
+        validate_request(body, needs_max_tokens=needs_max_tokens, api_version=self.api_version, sent_types=self.sent_types)
+        check_config(body)
+        self.signatures.check(body)
         check_breakpoints(body)
         if body.get("stream"):
             raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")
@@ -151,6 +156,8 @@ class OfflineTransport(httpx2.MockTransport):
         for index, block in enumerate(content):
             if block["type"] == "tool_use" and "id" not in block:  # a script may name its own ids
                 block["id"] = f"toolu_{digest[:20]}{index:02d}"
+        self.signatures.sign(content, digest[:16])
+        self.sent_types.update(block["type"] for block in content)
         message = {
             "id": f"msg_offline_{digest[:24]}",
             "type": "message",
@@ -159,6 +166,7 @@ class OfflineTransport(httpx2.MockTransport):
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
+            **({"stop_details": reply.stop_details} if reply.stop_details else {}),
             # A cut reply used its whole budget: the estimate of a cut tool_use (its name and "{}") can
             # exceed what was left, but the API never reports more output than max_tokens.
             "usage": dict(self.prompt_cache.usage(body),
