@@ -31,7 +31,7 @@ from typing import Literal
 import anthropic
 
 import course
-
+# --8<-- [start:constants]
 STAGE = "s05"
 MAX_TOKENS = 1024
 # A reply cut at max_tokens before any whole call is asked again with twice the room, up to this
@@ -46,7 +46,7 @@ SUMMARY_THRESHOLD = 30_000  # estimated prompt tokens above which older turns ar
 KEEP_TURNS = 4            # the latest turns that a summary leaves whole
 SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
 CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so is cached (5 minutes)
-
+# --8<-- [end:constants]
 # --8<-- [start:tool-table]
 SYSTEM_PROMPT = (
     "You are an agent working in a small project folder, the workspace. "

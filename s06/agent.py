@@ -39,7 +39,7 @@ if __package__:  # imported: s06.agent, or a student's copy of the stage
     from .permissions import RULES, Gate, ask_on_terminal
 else:            # run as a script, python s06/agent.py: its folder is first on sys.path
     from permissions import RULES, Gate, ask_on_terminal
-
+# --8<-- [start:constants]
 STAGE = "s06"
 MAX_TOKENS = 1024
 # A reply cut at max_tokens before any whole call is asked again with twice the room, up to this
@@ -56,7 +56,7 @@ SUMMARY_HEADING = "[Summary of the earlier turns, written to save context]"
 CACHE_BREAKPOINT = {"type": "ephemeral"}  # the prompt up to a block marked so is cached (5 minutes)
 COMMAND_TIMEOUT_S = 5         # a command still running after this is killed
 COMMAND_OUTPUT_CAP = 20_000   # bytes of a command's output kept; a file it writes may be 50 times that
-
+# --8<-- [end:constants]
 # --8<-- [start:tool-table]
 SYSTEM_PROMPT = (
     "You are an agent working in a small project folder, the workspace. "
@@ -225,7 +225,7 @@ TOOL_FUNCTIONS = {
 }
 SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
 
-
+# --8<-- [start:call-tool]
 def run_tool(workspace: Path, name: str, arguments, gate: Gate) -> tuple[str, bool]:
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     try:
@@ -254,7 +254,7 @@ def call_tool(workspace: Path, name: str, arguments, gate: Gate):
     if name in ("run_command", "search_files"):  # the files a deny rule covers stay out of their reach
         return TOOL_FUNCTIONS[name](workspace, **arguments, hidden=gate.hidden(workspace))
     return TOOL_FUNCTIONS[name](workspace, **arguments)
-
+# --8<-- [end:call-tool]
 
 def failure(kind: str, message: str, hint: str) -> str:
     return json.dumps({"ok": False, "error": kind, "message": message, "hint": hint}, ensure_ascii=False)

@@ -173,6 +173,7 @@ def approval(tool: str, subjects: list[str]) -> tuple:
 
 
 # --8<-- [start:gate]
+# --8<-- [start:check]
 Approver = Callable[[str, dict, str, str], tuple[str, str]]
 
 
@@ -199,6 +200,7 @@ class Gate:
             verdict = self.ask_person(call, arguments, verdict.why)
         self.audit(name, arguments, verdict)
         return verdict if verdict.decision == "allow" else replace(verdict, instead=INSTEAD[call.risk])
+    # --8<-- [end:check]
 
     def read_call(self, workspace: Path, name: str, arguments: dict) -> Call:
         """What the call acts on, read once by the support package: a command with the shell's grammar,
@@ -217,6 +219,7 @@ class Gate:
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
         return Call(name, risk, found.acted_on, found.leads_to, refused=found.same_file)
 
+    # --8<-- [start:person]
     def ask_person(self, call: Call, arguments: dict, why: str) -> Verdict:
         """Put exactly this call to a person, saying what "always" would cover; with no one, deny."""
         # >>> exercise 2: Ask a person about exactly one thing
@@ -231,6 +234,7 @@ class Gate:
             return Verdict("allow", f"a person allowed it ({answer})", "person")
         return Verdict("deny", f"a person refused: {reason or 'no reason given'}", "person")
         # <<< exercise 2
+    # --8<-- [end:person]
 
     def hidden(self, workspace: Path) -> list[Path]:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
