@@ -1,28 +1,40 @@
-"""``offline``: a competent, deterministic tutor for five task families.
+"""``offline``: a competent, deterministic tutor for nine task families.
 
 What it models is a good tool-using model, as the course's sources describe one:
 * it says why before each tool call (one sentence of reasoning, then the tool_use: the part of
   ReAct that survived structured tool use, as "Building an agent loop yourself" puts it);
 * it calls independent tools in one reply (several tool_use blocks), e.g. reading two files;
 * it answers from the tool results in the history, never from assumptions about the workspace;
+* it reads on when a result says it was cut and how to read on (s04's ``[cut: ... offset=N ...]``),
+  if the tool table's ``read_file`` takes an ``offset``;
 * it recovers from a failed call only when the error says how (a nearest name, a list of
   tools); after a bare "Error" it reports the failure instead of guessing;
 * told that a call was interrupted and may have happened (a resumed run), it checks before
   repeating: a read is made again, a write is read back and made again only if it did not happen;
-* outside its task families it says what it is and what it can do.
+* outside its task families it says what it is and which tasks it can do, in the task's language.
 
 It knows tools by the names the course's tool table uses (``list_files``, ``read_file``,
 ``write_file``, ``search_files``, ``calculate``), the way a real model relies on the names and
-descriptions it is given. If a tool it needs is not offered, it says so.
+descriptions it is given, and it uses only the tools the request offers: if one it needs is not
+offered, it says so.
 
-Task families (English or Japanese; it answers in the task's language):
-1. list the workspace's files;
+Task families (English or Japanese, each in the wordings ``task_reading.py`` lists; it answers in
+the task's language):
+1. list the workspace's files ("List the files", 「どんなファイルがある？」);
 2. read one or more named files and summarise them (several files are read in parallel);
 3. list the files and write their count and names to ``report.txt`` (the task of "An AI agent
    is a while loop inside");
 4. read ``sample.txt`` (or a named file) and compute the total price (the task of "Building an
    AI agent without a framework");
-5. find which files mention a word.
+5. find which files mention a word;
+6. count the lines, words or characters of named files (words are what ``wc -w`` counts: runs of
+   characters between white space; lines are lines of text, the last one with or without a newline);
+7. write given text to a file ("Write hello to greeting.txt", 「greeting.txt に hello と書いて」),
+   or add it to the end of one ("Append bye to greeting.txt");
+8. read one field of a JSON file ("Read config.json and tell me the version"): the field whose key
+   shares the most words with the question; with none, it says so and lists the fields there are;
+9. answer what a file says ("What is in todo.md?", 「todo.md に何が書いてある？」): the lines that
+   share a word with the question, or the whole file when none do (its first lines, if it is long).
 
 It also writes the summary a pruning harness asks for ("Summarise the work so far ...
 Transcript: ..."): it keeps what the model said (its notes, where a careful model records its
@@ -31,75 +43,63 @@ findings) and counts the calls made, and drops the tool results, which can be fe
 
 from __future__ import annotations
 
+import json
 import re
 
 from .behaviours import Reply
 from .conversation import Call, Conversation, parse_listing
+from .task_reading import FILE_NAME, GENERIC, classify, key_words, normalised, words_asked_about
 
-FILE_NAME = re.compile(r"(?<![\w/.-])[\w-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,5}(?![\w])")
-QUOTED = re.compile(r"[\"'「『“‘]([^\"'」』”’\n]{1,40})[\"'」』”’]")
-WORD_AFTER = re.compile(r"\b(?:mentions?|contains?|containing|word|for)\s+(?:the\s+word\s+)?([\w-]+)", re.I)
+__all__ = ["FILE_NAME", "classify", "tutor"]
+
 UNIT_PRICE = re.compile(r"(?:単価|unit price)\D{0,12}?(\d[\d,]*)", re.I)
 QUANTITY = re.compile(r"(?:数量|個数|quantity|qty)\D{0,12}?(\d[\d,]*)", re.I)
 # The harness's word for a call whose result was lost when its run was stopped (s02 on, on resume).
 INTERRUPTED = re.compile(r"\binterrupted\b.*\bmay (?:or may not )?have happened", re.I | re.S)
 HINT = re.compile(r"(?:nearest|did you mean|closest|similar)[^:\n]*:\s*['\"`]?([\w./-]+)", re.I)
-
-
-# ---------------------------------------------------------------- reading the task
-
-def classify(task: str) -> tuple[str, dict] | None:
-    low = task.lower()
-    if low.startswith("summarise the work so far") or low.startswith("summarize the work so far"):
-        return "work_summary", {}
-    files = [name for name in FILE_NAME.findall(task)]
-    if "report.txt" in low and any(w in low for w in ("write", "save", "create", "書", "保存", "作")):
-        return "report", {}
-    if any(w in low for w in ("total", "合計", "sum ", "how much")):
-        return "total", {"path": next((f for f in files if f != "report.txt"), "sample.txt")}
-    if any(w in low for w in ("mention", "contain", "search", "which files", "含", "検索", "探", "grep")):
-        word = _word_to_find(task)
-        if word:
-            return "find", {"word": word}
-    if files and any(w in low for w in ("summar", "read", "what is in", "要約", "読", "内容", "まとめ")):
-        return "summarise", {"paths": files}
-    if any(w in low for w in ("list", "files", "一覧", "ファイル", "what is in the workspace")):
-        return "list", {}
-    return None
-
-
-def _word_to_find(task: str) -> str | None:
-    quoted = QUOTED.search(task)
-    if quoted:
-        return quoted.group(1).strip()
-    after = WORD_AFTER.search(task)
-    return after.group(1) if after else None
+# A result cut to fit, with the offset to read on from: "[cut: 120 of 4120 characters not shown;
+# call read_file with offset=4000 to read on]" (s04 on).
+CUT = re.compile(r"\n?\[cut:[^\]\n]*?offset=(\d+)[^\]\n]*\]\s*$")
+READS_PER_FILE = 25  # a file is read in at most this many parts; what is left is said to be left
+QUOTED_LINES = 30  # what a file says is quoted whole up to this many lines, else its first lines
 
 
 # ---------------------------------------------------------------- the tutor
 
 def tutor(conversation: Conversation) -> Reply:
-    """A competent, deterministic tutor for five task families (list, summarise, report, total, find); see the module docstring."""
+    """A competent, deterministic tutor for nine task families; see the module docstring."""
     kind = classify(conversation.task)
     if kind is None:
         return out_of_scope(conversation)
-    recovery = recover_from_error(conversation)
-    if recovery is not None:
-        return recovery
     family, details = kind
+    if not _adding_to_a_new_file(conversation, family, details):
+        recovery = recover_from_error(conversation)
+        if recovery is not None:
+            return recovery
     return FAMILIES[family](conversation, **details)
+
+
+def _adding_to_a_new_file(c: Conversation, family: str, details: dict) -> bool:
+    """Text to add to a file that is not there yet is a new file: its failed read is no error to recover from."""
+    failed = [call for call in (c.turns[-1] if c.turns else []) if call.result is not None and call.failed]
+    return (family == "write" and details["append"] and bool(failed)
+            and all(call.name == "read_file" and call.input.get("path") == details["path"] for call in failed))
 
 
 def out_of_scope(c: Conversation) -> Reply:
     return Reply().text(c.say(
-        "I am the course's offline tutor, a stand-in model that runs with no API key. I can list the "
-        "workspace's files, read and summarise a named file, write a report of the listing to "
-        "report.txt, compute the total price in sample.txt, and find which files mention a word. "
-        "For any other task, run with a real model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for "
+        "I am the course's offline tutor, a stand-in model that runs with no API key. I can: list the "
+        "workspace's files; read and summarise a named file; say what a file holds (\"What is in todo.md?\"); "
+        "count the words or lines of a file; read one field of a JSON file (\"Read config.json and tell me "
+        "the version\"); write given text to a file (\"Write hello to greeting.txt\"); write the file list "
+        "and count to report.txt; compute the total price in sample.txt; and find which files mention a "
+        "word. For any other task, run with a real model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for "
         "a local server) and pass --model.",
-        "私はこのコースのオフライン・チューターです（API キーなしで動く代役のモデルです）。できるのは、"
-        "ワークスペースのファイル一覧、指定したファイルの要約、一覧を report.txt に書くこと、sample.txt の"
-        "合計金額の計算、ある単語を含むファイルの検索です。それ以外の仕事は本物のモデルで実行してください："
+        "私はこのコースのオフライン・チューターです（API キーなしで動く代役のモデルです）。できるのは次の仕事です："
+        "ワークスペースのファイル一覧、指定したファイルの要約、ファイルに何が書いてあるかの回答（「todo.md に何が書いてある？」）、"
+        "ファイルの単語数や行数を数えること、JSON ファイルの項目を一つ読むこと（「config.json の version を教えて」）、"
+        "指定した文字列をファイルに書くこと（「greeting.txt に hello と書いて」）、ファイル数と一覧を report.txt に書くこと、"
+        "sample.txt の合計金額の計算、ある単語を含むファイルの検索。それ以外の仕事は本物のモデルで実行してください："
         "ANTHROPIC_API_KEY（ローカルサーバーなら ANTHROPIC_BASE_URL）を設定し、--model を指定します。",
     ))
 
@@ -183,7 +183,7 @@ def _already_handled(c: Conversation, call: Call) -> bool:
     return any(other.name == call.name and not other.failed for other in later)
 
 
-# ---------------------------------------------------------------- the five families
+# ---------------------------------------------------------------- the families
 
 def list_workspace(c: Conversation) -> Reply:
     listed = [call for call in c.results_of("list_files") if not call.failed]
@@ -243,26 +243,26 @@ def _summary(c: Conversation, path: str, call: Call) -> str:
     return c.say(english, japanese)
 
 
-def write_report(c: Conversation) -> Reply:
+def write_report(c: Conversation, path: str = "report.txt") -> Reply:
     listed = [call for call in c.results_of("list_files") if not call.failed]
     if not listed:
         return list_workspace(c)
     # The report is about files: folders (listed with a trailing "/") and the report itself are left out.
-    names = [name for name in parse_listing(listed[-1].result) if name != "report.txt" and not name.endswith("/")]
-    written = [call for call in c.results_of("write_file") if call.input.get("path") == "report.txt" and not call.failed]
-    if written or confirmed_write(c, "report.txt"):
+    names = [name for name in parse_listing(listed[-1].result) if name != path and not name.endswith("/")]
+    written = [call for call in c.results_of("write_file") if call.input.get("path") == path and not call.failed]
+    if written or confirmed_write(c, path):
         return Reply().text(c.say(
-            f"I wrote report.txt: {len(names)} files ({', '.join(names)}).",
-            f"report.txt を書きました: ファイル数 {len(names)}（{', '.join(names)}）。",
+            f"I wrote {path}: {len(names)} files ({', '.join(names)}).",
+            f"{path} を書きました: ファイル数 {len(names)}（{', '.join(names)}）。",
         ))
     if "write_file" not in c.tools:
         return missing_tool(c, "write_file")
     header = c.say(f"Files: {len(names)}", f"ファイル数: {len(names)}")
     content = "\n".join([header] + [f"- {name}" for name in names]) + "\n"
     return Reply().text(c.say(
-        f"The listing shows {len(names)} files, so I'll write their count and names to report.txt.",
-        f"一覧には {len(names)} 個のファイルがあるので、ファイル数と一覧を report.txt に書きます。",
-    )).call("write_file", path="report.txt", content=content)
+        f"The listing shows {len(names)} files, so I'll write their count and names to {path}.",
+        f"一覧には {len(names)} 個のファイルがあるので、ファイル数と一覧を {path} に書きます。",
+    )).call("write_file", path=path, content=content)
 
 
 def compute_total(c: Conversation, path: str) -> Reply:
@@ -332,6 +332,234 @@ def find_word(c: Conversation, word: str) -> Reply:
     ))
 
 
+# ---------------------------------------------------------------- reading a whole file
+
+def reads_of(c: Conversation, path: str) -> list[Call]:
+    return [call for call in c.results_of("read_file") if call.input.get("path") == path]
+
+
+def takes_argument(c: Conversation, tool: str, argument: str) -> bool:
+    """Whether the tool table of the request gives ``tool`` a parameter called ``argument``."""
+    for entry in c.tool_table:
+        if entry.get("name") == tool:
+            return argument in ((entry.get("input_schema") or {}).get("properties") or {})
+    return False
+
+
+def file_read(c: Conversation, path: str) -> tuple[str | None, Call | None, int | None]:
+    """What the reads of ``path`` in the history hold: (its text so far, a failed read, the offset to read on from).
+
+    A result cut with a note saying where to read on is followed by the read from there, as many
+    times as the file needs (up to READS_PER_FILE). A read that failed, retried under the name its
+    error suggested, counts as that retry.
+    """
+    reads = reads_of(c, path)
+    if reads and reads[0].failed:
+        retried = _after_recovery(c, reads[0])
+        if retried is not reads[0]:
+            reads = reads_of(c, retried.input["path"])
+    parts = {int(call.input.get("offset") or 0): call for call in reads}
+    text, offset = "", 0
+    for _ in range(READS_PER_FILE):
+        call = parts.get(offset)
+        if call is None:
+            return (text if offset else None), None, offset
+        if call.failed:
+            return None, call, None
+        cut = CUT.search(call.result or "")
+        if not cut or int(cut.group(1)) <= offset:
+            return text + (call.result or ""), None, None
+        text, offset = text + call.result[:cut.start()], int(cut.group(1))
+    return text, None, None
+
+
+def read_next(c: Conversation, path: str, offset: int, why: tuple[str, str]) -> Reply | None:
+    """The read that gets on with ``path``: its start, or where a cut result said to read on (None: it cannot)."""
+    if "read_file" not in c.tools:
+        return missing_tool(c, "read_file")
+    if offset == 0:
+        return Reply().text(c.say(*why)).call("read_file", path=path)
+    if not takes_argument(c, "read_file", "offset"):
+        return None
+    return Reply().text(c.say(
+        f"{path} came back cut; I'll read on from character {offset}, as the note says.",
+        f"{path} は途中で切れていたので、注記のとおり {offset} 文字目から続きを読みます。",
+    )).call("read_file", path=path, offset=offset)
+
+
+def _failure(c: Conversation, path: str, call: Call) -> str:
+    first_line = (call.result or "").strip().splitlines()[0] if (call.result or "").strip() else "an error"
+    return c.say(f"{path}: could not be read ({first_line}).", f"{path}: 読めませんでした（{first_line}）。")
+
+
+# ---------------------------------------------------------------- count, write, field, question
+
+UNIT_NAMES = {"lines": ("lines", "行数"), "words": ("words", "単語数"), "characters": ("characters", "文字数")}
+
+
+def count(c: Conversation, paths: list[str], units: list[str]) -> Reply:
+    """Count the lines, words or characters of each named file, from the whole of its text."""
+    state = {path: file_read(c, path) for path in paths}
+    unread = [path for path, (text, failed, offset) in state.items() if text is None and failed is None]
+    if unread:
+        if "read_file" not in c.tools:
+            return missing_tool(c, "read_file")
+        asked = c.say(" and ".join(UNIT_NAMES[unit][0] for unit in units), "・".join(UNIT_NAMES[unit][1] for unit in units))
+        reply = Reply().text(c.say(
+            f"I'll read {' and '.join(unread)} and count the {asked} myself, rather than guess.",
+            f"推測せずに{asked}を数えるため、{'、'.join(unread)} を読みます。",
+        ))
+        for path in unread:
+            reply.call("read_file", path=path)
+        return reply
+    for path, (text, failed, offset) in state.items():
+        if offset:
+            more = read_next(c, path, offset, ("", ""))
+            if more is not None:
+                return more
+    lines = []
+    for path, (text, failed, offset) in state.items():
+        if failed is not None:
+            lines.append(_failure(c, path, failed))
+            continue
+        counted = {"lines": len(text.splitlines()), "words": len(text.split()), "characters": len(text)}
+        english = " and ".join(f"{counted[unit]} {UNIT_NAMES[unit][0]}" for unit in units)
+        japanese = "、".join(f"{UNIT_NAMES[unit][1]}は {counted[unit]}" for unit in units)
+        partial = c.say(" (of the part I could read: it came back cut)", "（切れて返ってきた、読めた部分だけの数です）") if offset else ""
+        lines.append(c.say(f"{path} has {english}{partial}.", f"{path} の{japanese} です{partial}。"))
+    if "words" in units:
+        lines.append(c.say("(Words are counted as wc -w counts them: runs of characters between spaces.)",
+                           "（単語は wc -w と同じく、空白で区切られた文字の並びとして数えました。）"))
+    return Reply().text("\n".join(lines))
+
+
+def write_text(c: Conversation, path: str, text: str, append: bool) -> Reply:
+    """Write the given text to ``path`` (or add it to its end: read it first, then write it whole)."""
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    if any(not call.failed for call in c.results_of("write_file") if call.input.get("path") == path) \
+            or confirmed_write(c, path):
+        return Reply().text(c.say(
+            f"I {'added' if append else 'wrote'} \"{shown}\" to {path}.",
+            f"{path} に「{shown}」と{'書き足し' if append else '書き'}ました。",
+        ))
+    if "write_file" not in c.tools:
+        return missing_tool(c, "write_file")
+    content = text
+    if append:
+        before, failed, offset = file_read(c, path)
+        if before is None and failed is None:
+            return read_next(c, path, 0, (
+                f"I'll read {path} first, so that what I add goes after what is there.",
+                f"今ある内容の後ろに書き足すため、まず {path} を読みます。",
+            ))
+        if before:
+            content = before + ("" if before.endswith("\n") else "\n") + text + ("\n" if before.endswith("\n") else "")
+    return Reply().text(c.say(
+        f"I'll write \"{shown}\" to {path}" + (", after what it holds." if content != text else "."),
+        f"{path} に「{shown}」を" + ("今ある内容の後ろに" if content != text else "") + "書きます。",
+    )).call("write_file", path=path, content=content)
+
+
+def flattened(value, prefix: str = "") -> list[tuple[str, object]]:
+    """Every field of a JSON value as (dotted key, value): objects first, then what they hold."""
+    if not isinstance(value, dict):
+        return []
+    fields = []
+    for key, inner in value.items():
+        name = f"{prefix}{key}"
+        fields.append((name, inner))
+        fields += flattened(inner, name + ".")
+    return fields
+
+
+def field_asked_for(fields: list[tuple[str, object]], question: str, wanted: list[str]) -> tuple[str, object] | None:
+    """The field a question asks for: one whose key it names, else the one sharing the most of its words.
+
+    Generic words ("name", "value") count for little, so "the model name" finds ``model`` before
+    ``name``; a field that matches only generic words is taken only if the question has no other word.
+    """
+    named = [field for field in fields if re.search(rf"(?<![\w.]){re.escape(field[0])}(?![\w])", question, re.I)]
+    if named:
+        return max(named, key=lambda field: len(field[0]))
+
+    def score(field):
+        words = key_words(field[0])
+        hits = [word for word in wanted if word in words]
+        return (sum(0.25 if word in GENERIC else 1 for word in hits), -len(set(words) - set(hits)),
+                not isinstance(field[1], dict))
+
+    if not fields or not wanted:
+        return None
+    best = max(fields, key=score)
+    points = score(best)[0]
+    specific = [word for word in wanted if word not in GENERIC]
+    return best if points >= 1 or (points > 0 and not specific) else None
+
+
+def read_field(c: Conversation, path: str, question: str) -> Reply:
+    """Read one field of a JSON file: the one the question asks for, or say which fields there are."""
+    text, failed, offset = file_read(c, path)
+    if text is None and failed is None or offset:
+        more = read_next(c, path, offset or 0, (
+            f"I'll read {path} to find the field the question asks for.",
+            f"質問の項目を探すため、{path} を読みます。",
+        ))
+        if more is not None:
+            return more
+    if failed is not None:
+        return Reply().text(_failure(c, path, failed))
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return Reply().text(c.say(
+            f"{path} is not valid JSON ({error}), so I cannot read a field from it.",
+            f"{path} は正しい JSON ではないため（{error}）、項目を読み取れません。",
+        ))
+    fields = flattened(value)
+    wanted = words_asked_about(question, [path])
+    found = field_asked_for(fields, question, wanted)
+    if found is not None:
+        key, inner = found
+        shown = json.dumps(inner, ensure_ascii=False)
+        return Reply().text(c.say(f"In {path}, {key} is {shown}.", f"{path} の {key} は {shown} です。"))
+    top = [(key, inner) for key, inner in fields if "." not in key][:20]
+    listing = ", ".join(f"{key} = {json.dumps(inner, ensure_ascii=False)}" for key, inner in top)
+    asked = " ".join(word for word in wanted if word not in GENERIC)
+    if asked:
+        return Reply().text(c.say(
+            f"{path} has no field for \"{asked}\"; the fields it has are: {listing}.",
+            f"{path} には「{asked}」にあたる項目がありません。ある項目は次のとおりです: {listing}。",
+        ))
+    return Reply().text(c.say(f"{path} holds these fields: {listing}.", f"{path} の項目は次のとおりです: {listing}。"))
+
+
+def answer_question(c: Conversation, path: str, question: str) -> Reply:
+    """Say what a file holds: the lines that share a word with the question, or the file itself."""
+    text, failed, offset = file_read(c, path)
+    if text is None and failed is None:
+        return read_next(c, path, 0, (
+            f"I'll read {path} to answer from what it actually says.",
+            f"実際に書かれている内容から答えるため、{path} を読みます。",
+        ))
+    if failed is not None:
+        return Reply().text(_failure(c, path, failed))
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    wanted = set(words_asked_about(question, [path]))
+    relevant = [line for line in lines if wanted & {normalised(word) for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", line)}]
+    if relevant:
+        quoted = relevant[:QUOTED_LINES]
+        intro = c.say(f"What {path} says about it:", f"{path} のうち、質問にかかわる行です:")
+    elif len(lines) <= QUOTED_LINES:
+        quoted = lines
+        intro = c.say(f"{path} says:", f"{path} には次のように書かれています:")
+    else:
+        quoted = lines[:QUOTED_LINES]
+        intro = c.say(f"{path} is long; its first {QUOTED_LINES} lines of text:",
+                      f"{path} は長いので、最初の {QUOTED_LINES} 行を示します:")
+    more = c.say(" (it came back cut: this is the part I read)", "（途中で切れて返ってきたので、読めた部分です）") if offset else ""
+    return Reply().text("\n".join([intro + more] + [f"  {line}" for line in quoted]))
+
+
 SUMMARY_NOTES = 12
 
 
@@ -361,4 +589,8 @@ FAMILIES = {
     "report": write_report,
     "total": compute_total,
     "find": find_word,
+    "count": count,
+    "write": write_text,
+    "field": read_field,
+    "question": answer_question,
 }
