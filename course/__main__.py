@@ -11,6 +11,7 @@
     bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
     bench calls [--calls N] [--json]                                           one offline call's time, median
     doctor [--model ID] [--json]                                               what a model does with the course's requests
+    view RUN [--out PATH] [--open]                                             one run, as a page to step through
 
 Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
 listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback; output
@@ -198,6 +199,19 @@ def do_doctor(args, _) -> int:
     return 0 if diagnosis.healthy else 1
 
 
+# ---------------------------------------------------------------- view (course/viewer.py)
+
+def add_view(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", help="a run id, a transcript's path, or 'last' (the newest run)")
+    parser.add_argument("--out", help="where to write the page (default: runs/views/RUN.html)")
+    parser.add_argument("--open", action="store_true", help="open the page in the system's browser")
+
+
+def do_view(args, _) -> int:
+    from . import viewer
+    return viewer.view_command(args.run, args.out, open_it=args.open)
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -212,6 +226,7 @@ COMMANDS = {
     "check": ("grade a student copy against the stage's pinned tests", add_check, do_check),
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
     "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
+    "view": ("write one recorded run as a page that steps through it, turn by turn", add_view, do_view),
 }
 
 

@@ -26,6 +26,7 @@ from .limits import add_options as add_limit_options, from_options as limits_fro
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
 from .trace import TracePrinter, shorten
+from .viewer import NoteKeeper
 from .wire import sendable
 from .workspace import is_fresh_copy, keep as keep_workspace, prepare_workspace, remove_fresh_copy
 
@@ -148,7 +149,8 @@ def _run_and_print(args, run, workspace, given: dict, ending: "Ending") -> int:
     try:
         client = client_for(args)
         # A byte of the command line that is not UTF-8 (kept by Python as a lone surrogate) is shown as "?".
-        result = run(sendable(args.task), model=args.model, workspace=workspace, trace=TracePrinter(),
+        trace = NoteKeeper(TracePrinter())  # the notes a transcript lacks, kept for `course view`
+        result = run(sendable(args.task), model=args.model, workspace=workspace, trace=trace,
                      **({"client": client} if client else {}), **given)
     except CourseError as error:
         ending.settle(None)
@@ -162,6 +164,7 @@ def _run_and_print(args, run, workspace, given: dict, ending: "Ending") -> int:
         ending.settle(None)
         print("interrupted" + ("; the run is saved: go on with --resume last" if ending.resumable else ""), file=sys.stderr)
         return 130
+    trace.save(as_dict(result))
     data = summary(result)
     shown = ending.settle(result)
     print(answer_text(result, workspace=shown), end="")

@@ -103,7 +103,7 @@ from pathlib import Path
 
 import anthropic
 
-from . import bench, doctor, ladder, scenarios, stats
+from . import bench, doctor, ladder, scenarios, stats, viewer
 from .cli import answer_text, explain_api_error
 from .guard import Runaway
 from .offline import Faults
@@ -132,6 +132,7 @@ _imported: dict[str, int] = {}  # each stage file's time when its module was imp
 def start_build() -> None:
     """Forget the runs of the build before: the code may have changed since."""
     _runs.clear()
+    viewer.forget_site_views()
 
 
 def once(key: tuple, make):
@@ -166,7 +167,7 @@ def render(kind: str, arguments: str) -> str:
         return declared_changes(arguments) + "\n\n"
     if kind == "trace":
         stage, task, options = parse_run_arguments(arguments, kind)
-        return fenced("text", trace(stage, task, **options))
+        return fenced("text", trace(stage, task, **options)) + viewer.link(run_view_id(stage, task, options)) + "\n\n"
     if kind == "tokens":
         stage, task, options = parse_run_arguments(arguments, kind)
         return token_table(stage, task, **options) + "\n\n"
@@ -289,6 +290,7 @@ class Run(typing.NamedTuple):
     printed: str
     usages: list  # the usage of every reply, in order (course.capped keeps them)
     result: dict | None  # the run's result (course.cli.as_dict); None if the run raised
+    view: dict | None = None  # the run as the trace viewer shows it (course/viewer.py)
 
 
 @contextlib.contextmanager
@@ -345,15 +347,25 @@ def check_stage_options(stage: str, options: dict) -> None:
 
 def traced_run(stage: str, task: str | None, **options) -> Run:
     """The run, as ``python sNN/agent.py TASK`` would print it, made once per build."""
-    return once((stage, task, tuple(sorted(options.items()))), lambda: run_and_trace(stage, task, options))
+    made = once((stage, task, tuple(sorted(options.items()))), lambda: run_and_trace(stage, task, options))
+    viewer.register(run_view_id(stage, task, options), made.view)
+    return made
+
+
+def run_view_id(stage: str, task: str | None, options: dict) -> str:
+    """The name of a page's run in the site's viewer (how a page shows it, shorten=, is not part of it)."""
+    ran = {name: value for name, value in options.items() if name != "shorten"}
+    return viewer.site_run_id(f"{stage} {task or ran.get('scenario', '')}", (stage, task, sorted(ran.items())))
+
 
 
 def run_and_trace(stage: str, task: str | None, options: dict) -> Run:
     stage_module(stage)  # a stage edited under `mkdocs serve` is reloaded before the ladder imports it
     scenario = page_scenario(stage, task, options)
     printed = io.StringIO()
+    recording = viewer.Recording(TracePrinter(stream=printed))
     with command_line_workspace() as workspace:
-        cell = ladder.run_cell(stage, scenario, workspace, trace=TracePrinter(stream=printed))
+        cell = ladder.run_cell(stage, scenario, workspace, trace=recording)
     error = cell.raised
     if isinstance(error, Runaway):
         printed.write(f"\n■ guard: {error}\n")
@@ -364,7 +376,15 @@ def run_and_trace(stage: str, task: str | None, options: dict) -> Run:
         printed.write(f"error: {explain_api_error(error)}\n")
     else:
         printed.write(answer_text(cell.result))
-    return Run(printed.getvalue().replace(str(workspace), "<workspace>"), cell.usages, cell.result)
+    return Run(printed.getvalue().replace(str(workspace), "<workspace>"), cell.usages, cell.result,
+               viewed(recording, stage, scenario, cell, workspace))
+
+
+def viewed(recording, stage: str, scenario: scenarios.Scenario, cell: ladder.Cell, workspace: Path) -> dict:
+    """What the viewer shows of a run the site made, its scratch workspace written as <workspace>."""
+    view = recording.view(stage, scenario.model, scenario.task, usages=cell.usages, result=cell.result, raised=cell.raised)
+    return viewer.without(view, str(workspace), "<workspace>")
+
 
 
 def trace(stage: str, task: str | None, **options) -> str:
@@ -429,7 +449,8 @@ def run_comparison(stages: list[str], task: str, options: dict) -> str:
         if result is None:
             raise PlaceholderError(f"the run on {stage} returned no result to compare")
         usage = result["usage"]
-        rows.append([stage, f"`{result['stop_reason']}`", result["turns"], f"{usage['input_tokens']:,}",
+        rows.append([f"{stage} {viewer.link(run_view_id(stage, task, options), '▶')}", f"`{result['stop_reason']}`",
+                     result["turns"], f"{usage['input_tokens']:,}",
                      f"{usage['output_tokens']:,}", inline_html(result["answer"] or "(no text)")])
     return markdown_table(["stage", "stop reason", "turns", "input tokens", "output tokens", "answer"], rows,
                           align="llrrrl")
@@ -442,15 +463,47 @@ def ladder_cell(stage: str, scenario: scenarios.Scenario) -> dict:
     def run() -> dict:
         stage_module(stage)
         with ladder.scratch_workspace() as workspace:
-            return ladder.run_cell(stage, scenario, workspace).row()
-    return once(("ladder cell", stage, scenario.name), run)
+            return viewed_cell(stage, scenario, workspace)
+    row = once(("ladder cell", stage, scenario.name), run)
+    viewer.register(cell_view_id(stage, scenario.name), row["view"])
+    return row
+
+
+def viewed_cell(stage: str, scenario: scenarios.Scenario, workspace: Path, **options) -> dict:
+    """A ladder cell's row, with its run as the trace viewer shows it under "view"."""
+    recording = viewer.Recording()
+    cell = ladder.run_cell(stage, scenario, workspace, trace=recording, **options)
+    view = viewed(recording, stage, scenario, cell, workspace)
+    view["ladder"] = {"scenario": scenario.name, "outcome": ladder.cell_text(cell.row())}  # the cell as the table says it
+    return dict(cell.row(), view=view)
+
+
+def cell_view_id(stage: str, scenario: str) -> str:
+    return viewer.site_run_id(f"ladder {scenario} {stage}", ("ladder cell", stage, scenario))
+
+
+def with_run_links(table: str) -> str:
+    """A Markdown table of ladder cells (scenarios down, stages across), each cell linked to its run."""
+    lines = table.split("\n")
+    stages = [cell.strip() for cell in lines[0].strip().strip("|").split("|")][1:]
+    linked = lines[:2]
+    views = viewer.site_views()
+    for line in lines[2:]:
+        cells = line.strip().strip("|").split("|")
+        name = cells[0].strip().strip("`")
+        if len(cells) == len(stages) + 1:
+            cells[1:] = [f"{cell.rstrip()} {viewer.link(cell_view_id(stage, name), '▶')} "
+                         if cell.strip() and cell_view_id(stage, name) in views else cell
+                         for stage, cell in zip(stages, cells[1:])]
+        linked.append("|" + "|".join(cells) + "|")
+    return "\n".join(linked)
 
 
 def ladder_part() -> str:
     """The ladder's table, and whether its rule holds (``python -m course ladder`` says the same)."""
     # course.ladder.run_ladder(), cell by cell, so that the chapters' tables reuse these runs.
     rows = [ladder_cell(stage, scenario) for scenario in scenarios.SCENARIOS for stage in ladder.stage_names()]
-    table = ladder.markdown(rows).rstrip("\n")
+    table = with_run_links(ladder.markdown(rows).rstrip("\n"))
     violations = ladder.rule_violations(rows)
     if not violations:
         return table + ("\n\nThe rule holds: every stage turns at least one scenario of the stage before it "
@@ -472,7 +525,8 @@ def compare_table(stages: list[str], names: list[str]) -> str:
         cells = []
         for stage in stages:
             row = ladder_cell(stage, scenario)
-            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens")
+            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens "
+                         f"{viewer.link(cell_view_id(stage, name), '▶')}")
         rows.append([f"`{name}`"] + cells)
     return markdown_table(["scenario"] + stages, rows, align="l" * (len(stages) + 1))
 
@@ -484,8 +538,8 @@ def stats_report(stage: str) -> str:
         log = Path(folder) / "runs.jsonl"
         for scenario in scenarios.SCENARIOS:
             with ladder.scratch_workspace() as workspace:
-                cell = ladder.run_cell(stage, scenario, workspace, log_runs=log)
-            once(("ladder cell", stage, scenario.name), cell.row)  # the same run as the ladder's cell
+                row = viewed_cell(stage, scenario, workspace, log_runs=log)
+            once(("ladder cell", stage, scenario.name), lambda: row)  # the same run as the ladder's cell
         if not log.exists():
             raise PlaceholderError(f"{stage} wrote nothing to the runs log; only s03 and later stages log their runs")
         return stats.report(log).replace(str(log), "runs/runs.jsonl") + "\n"

@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from course import site  # noqa: E402  (found through the line above when the course is not installed)
+from course import viewer  # noqa: E402
 from course.models import CourseError  # noqa: E402
 from course.site import KINDS, inline_html  # noqa: E402,F401  (tests read the hook's tables with inline_html)
 
@@ -57,6 +58,16 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     except site.PlaceholderError as error:
         raise PluginError(f"{where}:{error.line}: {error}") from None
     return expand(markdown, where=where)
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    # A generated run links to its page in the viewer as course-run:ID; here, as a path from this page.
+    return viewer.resolve_links(html, page.url)
+
+
+def on_post_build(config):
+    # Each run the pages showed, as a page of the trace viewer (course/viewer.py), with its script and style.
+    viewer.write_site(config.site_dir)
 
 
 def on_files(files, config):
