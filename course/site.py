@@ -2,11 +2,12 @@
 
 The pages never paste a trace, a diff or a table: they ask for it, and the build makes it from the
 stage files and real offline runs, so that the prose cannot drift from the code. ``render(kind,
-arguments)`` turns one placeholder into Markdown; ``show_exercises_as_stubs(markdown)`` rewrites a
-page's code includes that hold exercises. MkDocs is not needed for either (``docs/hooks/generate.py``
+arguments)`` turns one placeholder into Markdown; ``check_code_includes(markdown)`` checks that
+a page's code includes name sections that exist. MkDocs is not needed for either (``docs/hooks/generate.py``
 is the glue: it finds the placeholders outside code fences, keeps their indentation, and turns a
-``PlaceholderError`` into a failed build naming the page and the line). The code a page shows (diffs,
-exercises) is rendered by ``course/site_code.py``; the Markdown every renderer writes, by
+``PlaceholderError`` into a failed build naming the page and the line). The code a page shows (diffs, the
+list of exercises) is rendered by ``course/site_code.py``; the three questions that end each chapter, by
+``course/site_questions.py``; the Markdown every renderer writes, by
 ``course/site_markdown.py``; the runs, the ladder and the tables of numbers, here.
 
 A page asks for generated content with a placeholder on a line of its own (indentation is kept,
@@ -71,11 +72,17 @@ so a placeholder works inside a content tab or an admonition):
 * ``<!-- exercises -->``: a table of every stage's exercise regions (``# >>> exercise N: TITLE``),
   read from the stage files by ``course.exercises``.
 
-**Exercises shown as the learner meets them** (no placeholder): a fenced block that holds only a
-snippet line including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is shown with every
-exercise region of that section stubbed out, as ``python -m course exercise`` writes it
-(``course.exercises.stub_out``), and is followed by each region's reference solution, folded away
-in a ``??? success`` block. A section with no exercise is left to pymdownx.snippets.
+* ``<!-- three-questions sNN -->``: the three questions "Building an agent loop yourself" asks of any
+  loop, answered for stage ``sNN`` from its code (``course/site_questions.py``): every way it stops
+  (its ``StopReason``), the worst it can cost at its default limits in tokens and in dollars on the
+  priced model (``course/prices.py``), and the block a failed tool call returns, from a real run.
+
+**The real code where the prose explains it** (no placeholder): a fenced block that holds only a
+snippet line including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is included by
+pymdownx.snippets as it is in the file, exercise regions and their markers included; the hook only
+checks first that the section exists (``check_code_includes``), so that a wrong name fails with its
+page and line. A student copy stubs the exercises (``python -m course exercise``); the reading path
+never does.
 
 **Runs.** Every run a page shows is a ladder cell (``course.ladder.run_cell``): a task with its
 options becomes a scenario of its own (``page_scenario``), so the pages, ``python -m course run``
@@ -107,17 +114,18 @@ from . import bench, doctor, ladder, scenarios, stats, viewer
 from .cli import answer_text, explain_api_error
 from .guard import Runaway
 from .offline import Faults
-from .site_code import STAGE, declared_changes, exercise_table, folded_diff, show_exercises_as_stubs, stage_diff, stage_file
+from .site_code import STAGE, check_code_includes, declared_changes, exercise_table, folded_diff, stage_diff, stage_file
+from .site_questions import three_questions
 from .site_markdown import PlaceholderError, fenced, inline_html, markdown_table, shortened
 from .trace import TracePrinter
 from .workspace import prepare_workspace
 
-# The hook's way in (show_exercises_as_stubs and stage_diff are site_code's, offered here too).
-__all__ = ["KINDS", "PlaceholderError", "inline_html", "render", "show_exercises_as_stubs", "stage_diff",
+# The hook's way in (check_code_includes and stage_diff are site_code's, offered here too).
+__all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "render", "stage_diff",
            "start_build", "trace"]
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "bench", "doctor")
+         "exercises", "bench", "doctor", "three-questions")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -193,6 +201,8 @@ def render(kind: str, arguments: str) -> str:
         return bench_part(arguments)
     if kind == "doctor":
         return doctor_part(arguments)
+    if kind == "three-questions":
+        return three_questions(one_stage(kind, arguments))
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")

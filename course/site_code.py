@@ -1,6 +1,6 @@
 """The code as the pages show it (``course/site.py``): the diff from one stage to the next, the table
-of what a stage changes and why, the exercises stubbed out with their solutions folded away, and the
-list of every exercise; all read from the stage files at build time, so that none can drift."""
+of what a stage changes and why, the check that every code include names a section that exists, and
+the list of every exercise; all read from the stage files at build time, so that none can drift."""
 
 from __future__ import annotations
 
@@ -61,36 +61,19 @@ SNIPPET_FENCE = re.compile(
     r'(?P=indent)(?P=fence)[ \t]*$', re.M)
 
 
-def show_exercises_as_stubs(markdown: str) -> str:
-    """Each included section that holds exercises: shown stubbed, each solution folded away after it."""
-    def replace(match: re.Match) -> str:
+def check_code_includes(markdown: str) -> str:
+    """A page's code includes, checked: each names a section of a stage file that exists. The code is
+    then included as it is in the file, exercise regions and all, by pymdownx.snippets: the reading path
+    shows the real code where the prose explains it, and the exercise markers (``# >>> exercise N``)
+    stay visible, so that a learner sees which lines an exercise asks them to write."""
+    for match in SNIPPET_FENCE.finditer(markdown):
         try:
-            return stubbed_section(match["stage"], match["section"], match["fence"], match["info"], match["indent"],
-                                   module=match["module"])
+            where = f"{match['stage']}/{match['module']}"
+            lines = stage_file(match["stage"], match["module"]).read_text(encoding="utf-8").splitlines()
+            section_bounds(lines, where, match["section"])
         except CourseError as error:
             raise PlaceholderError(str(error), line=markdown.count("\n", 0, match.start()) + 1) from None
-    return SNIPPET_FENCE.sub(replace, markdown)
-
-
-def stubbed_section(stage: str, name: str, fence: str, info: str, indent: str, module: str = "agent.py") -> str:
-    source = stage_file(stage, module).read_text(encoding="utf-8")
-    regions = exercises.find_regions(source, f"{stage}/{module}")
-    lines = source.splitlines(keepends=True)
-    start, end = section_bounds(lines, f"{stage}/{module}", name)
-    inside = [region for region in regions if start < region.start and region.end < end]
-    original = f'{indent}{fence}{info}\n{indent}--8<-- "{stage}/{module}:{name}"\n{indent}{fence}'
-    if not inside:
-        return original  # pymdownx.snippets includes it as it is
-    stubbed = exercises.stub_out("".join(lines[:end]), inside, stage).splitlines(keepends=True)
-    shift = sum(region.end - region.start - 2 for region in inside)  # each region became one line
-    shown = [line for line in stubbed[start:end - 1 - shift] if not SECTION_MARKER.match(line)]
-    blocks = [fenced(info, "".join(shown))]
-    for region in inside:
-        solution = "".join(lines[region.start:region.end - 1])  # indented as it sits in the function
-        title = f"Exercise {region.number}, {region.title}: a reference solution (try it yourself first)"
-        blocks.append(folded(f'??? success "{title}"', fenced("python", solution)))
-    return "\n".join("".join(indent + line if line.strip("\n") else line for line in block.splitlines(keepends=True))
-                     for block in blocks).rstrip("\n")
+    return markdown
 
 
 def section_bounds(lines: list[str], where: str, name: str) -> tuple[int, int]:

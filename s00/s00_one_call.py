@@ -36,6 +36,22 @@ print("workspace:", workspace)
 print("its files:", agent.list_files(workspace).split())  # a tool is a plain function
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook builds is the dispatcher, `run_tool()` and `tool_result()`, and the one round
+# trip, `run()`, with its five numbered steps. Here they are, read from `s00/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.run_tool) + "\n\n" + inspect.getsource(agent.tool_result) + "\n\n"
+     + inspect.getsource(agent.run), language="python")
+
+# %% [markdown]
 # ## 1. One call, with a tool table
 #
 # Next to the task, the request carries a system prompt and the **tool table**: for each tool, a

@@ -27,10 +27,77 @@ REPORT_TASK = "List the files and write their count and names to report.txt"
 print("model in use:", course.resolve_model())
 
 # %% [markdown]
-# ## 1. Run the loop
+# ## The code
 #
-# The same task that s00 could not finish. `course.TracePrinter()` prints each turn: the model's
-# text, each tool call (→) and each result (←).
+# What this notebook runs is the loop, `run()`: s00's five steps inside `while True`. Here it is, read from `s01/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.run), language="python")
+
+# %% [markdown]
+# ## 1. The five steps, one at a time
+#
+# Before running the loop whole, take one run through it by hand: the same calls `run()` makes, a
+# cell for each step, on the report task. The cell after the five goes round the same steps again
+# until step 3 finds no call: that is the `while` loop of `run()`, above.
+
+# %%
+model = course.resolve_model()
+client = course.make_client(model)
+workspace = course.prepare_workspace()  # a fresh copy of the sample project
+messages = [{"role": "user", "content": REPORT_TASK}]
+turn = 0
+
+# %%
+reply = agent.ask(client, model, messages)                  # 1. ask: the whole history goes out
+turn += 1
+print(f"turn {turn}: stop_reason={reply.stop_reason}, {reply.usage.input_tokens} input tokens")
+
+# %%
+messages.append(agent.assistant_message(reply))            # 2. record the reply, all its blocks
+print([block["type"] for block in messages[-1]["content"]])
+
+# %%
+calls = agent.tool_calls(reply)                             # 3. does it ask for tools?
+print([(call.name, call.input) for call in calls] or "no tool call: the loop would break here")
+
+# %%
+results = [agent.tool_result(workspace, call) for call in calls]  # 4. act, on every call
+for result_block in results:
+    print(course.shorten(result_block["content"], 100), "| is_error:", result_block["is_error"])
+
+# %%
+messages.append({"role": "user", "content": results})       # 5. write every result back
+print(len(messages), "messages in the history; the next call sends them all")
+
+# %% [markdown]
+# That was one turn. The loop repeats the same five steps until step 3 finds no call. Here they are
+# again, for the turns that are left of this very run:
+
+# %%
+while calls:
+    reply = agent.ask(client, model, messages)                                   # 1.
+    turn += 1
+    messages.append(agent.assistant_message(reply))                             # 2.
+    calls = agent.tool_calls(reply)                                              # 3.
+    print(f"turn {turn}: {[call.name for call in calls] or 'no tool call: done'}")
+    if calls:
+        messages.append({"role": "user", "content": [agent.tool_result(workspace, call) for call in calls]})  # 4. and 5.
+print("answer:", agent.text_of(reply))
+print("--- report.txt ---")
+print((workspace / "report.txt").read_text())
+
+# %% [markdown]
+# ## 2. Run the loop
+#
+# The same task, now by `run()`, the loop above in one call: the task that s00 could not finish.
+# `course.TracePrinter()` prints each turn: the model's text, each tool call (→) and each result (←).
 
 # %%
 result = agent.run(REPORT_TASK, trace=course.TracePrinter())
@@ -47,7 +114,7 @@ print((Path(result["workspace"]) / "report.txt").read_text())
 # `stop_reason` `"end_turn"`. The loop decided nothing; it ran what was asked until nothing was.
 
 # %% [markdown]
-# ## 2. Inside the history
+# ## 3. Inside the history
 #
 # The result keeps the whole history, `result["messages"]`. One line a block: every `tool_use`
 # carries an id, and the next user message answers it with a `tool_result` naming that id.
@@ -86,7 +153,7 @@ def tool_result_ids(messages):
 print("every tool_use answered, in order:", tool_use_ids(result["messages"]) == tool_result_ids(result["messages"]))
 
 # %% [markdown]
-# ## 3. Parallel calls
+# ## 4. Parallel calls
 #
 # When two steps do not depend on each other, a model may ask for both in one reply. The loop
 # already handles it: it runs *every* call of the reply and sends all the results back together,
@@ -104,7 +171,7 @@ show_history(parallel["messages"])
 # the start of the very next message.
 
 # %% [markdown]
-# ## 4. Any language
+# ## 5. Any language
 #
 # Nothing in the loop knows what the task says. Here is the report task in Japanese.
 
@@ -115,7 +182,7 @@ print((Path(japanese["workspace"]) / "report.txt").read_text())
 
 
 # %% [markdown]
-# ## 5. What each turn costs
+# ## 6. What each turn costs
 #
 # The model remembers nothing between calls, so the loop sends the whole history every time: the
 # system prompt, the tool table and every message so far. Each call's input is therefore the
@@ -160,7 +227,7 @@ print_usage(calls)
 # s03 caps what a run may spend, and s05 prunes the history.
 
 # %% [markdown]
-# ## 6. A model that never stops
+# ## 7. A model that never stops
 #
 # s01 has one exit: a reply with no tool call. The article *An AI agent is a while loop inside: built from scratch and measured how it breaks* ran a loop like this one on a small local
 # model, qwen2.5-coder:1.5b at temperature 0. It wrote `report.txt` correctly on turn 2, then sent

@@ -30,6 +30,20 @@ REPORT_TASK = "List the files and write their count and names to report.txt"
 print("model in use:", course.resolve_model())
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook runs is one turn, `take_turn()`, and the loop that takes turns, `run()`. Here it is, read from `s02/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.take_turn) + "\n\n" + inspect.getsource(agent.run), language="python")
+
+# %% [markdown]
 # ## 1. Run it
 #
 # The same task as in s01. The trace has one new line per turn, `↻ continue: ...`: the reason the

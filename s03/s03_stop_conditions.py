@@ -45,6 +45,20 @@ print("model in use:", course.resolve_model())
 print("default limits:", agent.Limits())
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook runs is the two checks that stop a run: `limit_reached()`, before each call, and `no_progress()`, after the results are written back. Here it is, read from `s03/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.limit_reached) + "\n\n" + inspect.getsource(agent.no_progress), language="python")
+
+# %% [markdown]
 # ## 1. The natural end
 #
 # A task the model finishes: nothing changes from s02, except that the result now carries a

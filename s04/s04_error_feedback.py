@@ -37,6 +37,20 @@ SUMMARY_TASK = "Read memo.md and summarise it"
 print("model in use:", course.resolve_model())
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook runs is the dispatcher, `run_tool()`, which turns every failure into an error the model can act on. Here it is, read from `s04/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.run_tool), language="python")
+
+# %% [markdown]
 # ## 1. The same typo, two kinds of error
 #
 # `offline-typo` asks for `memo.md` misspelled. It behaves like the models *Building an agent loop yourself: the minimal form of tool calling* describes: told

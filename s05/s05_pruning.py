@@ -46,6 +46,20 @@ print("KEEP_RESULTS:", agent.KEEP_RESULTS, "| SUMMARY_THRESHOLD:", agent.SUMMARY
 
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook runs is `prune()`, called before each call, and the masking it does first, `mask_old_results()`. Here it is, read from `s05/agent.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+Code(inspect.getsource(agent.prune) + "\n\n" + inspect.getsource(agent.mask_old_results), language="python")
+
+# %% [markdown]
 # ## 1. A task that floods the history
 #
 # `offline-flood-N` counts the ERROR lines of N log files, reading one file per turn; each file is

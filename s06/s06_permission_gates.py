@@ -59,6 +59,21 @@ print("defaults:", permissions.DEFAULT_DECISION)
 print("confinement:", course.confinement.probe())
 
 # %% [markdown]
+# ## The code
+#
+# What this notebook runs is the decision, `decide()`: deny, then ask, then allow, then the default. Here it is, read from `s06/permissions.py` when this cell runs (not a
+# copy: edit the file, restart the kernel, and this shows your version). The lines between
+# `# >>> exercise` and `# <<< exercise` are the exercises of "Your turn", at the end.
+
+# %%
+import inspect
+
+from IPython.display import Code
+
+from s06 import permissions
+Code(inspect.getsource(permissions.decide), language="python")
+
+# %% [markdown]
 # ## 1. What the gate decides
 #
 # `decide(call, rules, approved)` returns a verdict: the decision, the reason, and who decided (a rule,
@@ -244,12 +259,17 @@ for expression in ["1250 * 16", "9**9**9", "(((9**64)**64)**64)**64", "2**4000",
 
 # %% [markdown]
 # The command tool runs in the workspace, with a timeout, an output cap, and an environment that
-# holds no secrets: only `PATH`, the locale and a `HOME` that does not exist get through (a home in
-# the workspace would let the model write startup files). A token in this notebook's environment is
-# not visible to the command. (The gate would ask a person about
-# this command, since `$` is expanded by the shell; here we call the tool itself, past the gate.)
+# holds no secrets: the cell below prints the names of every variable a command gets, read from
+# the function the tool calls (`course.confinement.command_environment`), and the `HOME` it is
+# given, a folder that does not exist (a home in the workspace would let the model write startup
+# files that programs then run). A token in this notebook's environment is not visible to the
+# command. (The gate would ask a person about this command, since `$` is expanded by the shell;
+# here we call the tool itself, past the gate.)
 
 # %%
+environment = course.confinement.command_environment(workspace)
+print("a command gets:", sorted(environment), "| its HOME:", environment["HOME"],
+      "| exists:", Path(environment["HOME"]).exists())
 os.environ["NOTEBOOK_SECRET_TOKEN"] = "s3cr3t"
 print(agent.run_command(workspace, "echo token=$NOTEBOOK_SECRET_TOKEN home=$HOME"))
 print("the gate on the same command:", decided("run_command", {"command": "echo $HOME"}).why)

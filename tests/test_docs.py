@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import typing
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from mkdocs.exceptions import PluginError
 
 import course
 from course import site as renderer
+from course import site_questions as questions
 from helpers import REPORT_TASK, load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,7 +116,8 @@ def section(stage: str, name: str, module: str = "agent.py") -> list[str]:
     source = (ROOT / stage / module).read_text(encoding="utf-8")
     match = re.search(rf"# --8<-- \[start:{name}\]\n(.*?)# --8<-- \[end:{name}\]", source, re.S)
     assert match, f"{stage}/{module} has no section {name!r}"
-    return match.group(1).splitlines()
+    # A section may hold another's markers (pymdownx.snippets leaves them out of what it includes).
+    return [line for line in match.group(1).splitlines() if not re.match(r"\s*# --8<-- \[(start|end):[\w-]+\]\s*$", line)]
 
 
 def included_sections(chapter: str) -> list[tuple[str, str, str]]:
@@ -166,27 +169,111 @@ def test_a_chapter_includes_its_stage_code(site, stage):
             assert line.rstrip() in text, f"{chapter}: line of {source_stage}/{module}:{name} missing: {line!r}"
 
 
-@pytest.mark.parametrize("stage", sorted(CHAPTERS))
-def test_a_chapter_shows_each_exercise_as_its_stub_and_folds_its_solution_after_it(site, stage):
-    from course import exercises
+def reading_path(site: Path, page: str) -> str:
+    """A built chapter's article up to its exercises section: what a learner reads as the chapter."""
+    raw = (site / page / "index.html").read_text(encoding="utf-8")
+    article = raw[raw.index("<article"):raw.index("</article>")]
+    exercises = re.search(r'<h2 id="exercises"', article)
+    return article[:exercises.start()] if exercises else article
 
+
+def code_blocks(html_text: str) -> list[str]:
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)) for block in re.findall(r"<pre[^>]*>(.*?)</pre>", html_text, re.S)]
+
+
+@pytest.mark.parametrize("stage", sorted(CHAPTERS))
+def test_a_chapter_shows_no_stub_and_no_folded_solution(site, stage):
     raw = (site / CHAPTERS[stage] / "index.html").read_text(encoding="utf-8")
     article = raw[raw.index("<article"):raw.index("</article>")]
-    shown = {(module, name) for _, module, name in included_sections(CHAPTERS[stage])}
+    assert not any("NotImplementedError" in block for block in code_blocks(article)), \
+        f"{CHAPTERS[stage]} shows a stub in its code"
+    assert "NotImplementedError" not in html.unescape(re.sub(r"<[^>]+>", "", reading_path(site, CHAPTERS[stage])))
+    assert "reference solution" not in article.lower(), f"{CHAPTERS[stage]} folds a solution away"
+
+
+@pytest.mark.parametrize("stage", sorted(CHAPTERS))
+def test_a_chapter_shows_each_exercise_region_it_includes_as_the_real_code(site, stage):
+    from course import exercises
+
+    shown = "\n".join(code_blocks(reading_path(site, CHAPTERS[stage])))
+    included = {(module, name) for _, module, name in included_sections(CHAPTERS[stage])}
     for region in exercises.stage_regions(stage):
         source = (ROOT / stage / region.file).read_text(encoding="utf-8").splitlines()
         if not any(source[region.start - 1] in section(stage, name, module)
-                   for module, name in shown if module == region.file):
+                   for module, name in included if module == region.file):
             continue  # the chapter does not include the code around this exercise
-        folded = re.search(rf'<details class="success">\s*<summary>Exercise {region.number}, '
-                           rf'{re.escape(html.escape(region.title, quote=False))}: a reference solution.*?</details>',
-                           article, re.S)
-        assert folded, f"{CHAPTERS[stage]} does not fold away the solution of exercise {region.number}"
-        before, solution = (html.unescape(re.sub(r"<[^>]+>", "", part))
-                            for part in (article[:folded.start()], folded[0]))
-        assert region.stub(stage).strip() in before, f"{CHAPTERS[stage]} does not show exercise {region.number} as a stub first"
-        statements = [line.strip() for line in source[region.start:region.end - 1] if line.strip()]
-        assert all(line in solution for line in statements)
+        for line in source[region.start - 1:region.end]:  # the markers too: they say which lines to write
+            assert line.rstrip() in shown, f"{CHAPTERS[stage]}: exercise {region.number}'s line {line!r} is not shown"
+
+
+# ---------------------------------------------------------------- the three questions
+
+@pytest.mark.parametrize("stage", sorted(CHAPTERS))
+def test_a_chapter_ends_with_the_three_questions_answered(site, stage):
+    raw = (site / CHAPTERS[stage] / "index.html").read_text(encoding="utf-8")
+    article = raw[raw.index("<article"):raw.index("</article>")]
+    headings = re.findall(r"<h2[^>]*>(.*?)</h2>", article, re.S)
+    assert headings and html.unescape(re.sub(r"<[^>]+>", "", headings[-1])).strip(" ¶\n") == "The three questions"
+    last = page_text(site, CHAPTERS[stage]).split("The three questions")[-1]
+    for question in ("How does it stop?", "What is the worst it can cost?", "What does a failed tool call return"):
+        assert question in last
+    module = renderer.stage_module(stage)
+    for reason in typing.get_args(getattr(module, "StopReason", None)) or ():
+        assert f"{reason}:" in last, f"{CHAPTERS[stage]} does not name the stop reason {reason}"
+    if getattr(module, "Limits", None) is None and questions.model_calls_in_run(module) is None:
+        assert "There is no bound" in last  # s01, s02: only the model can stop them
+    else:
+        assert re.search(r"worst case, dollars on claude-[\w-]+\s+\$\d", last)
+    assert '"is_error": true' in last and "/tmp/" not in last
+
+
+@pytest.mark.parametrize("stage", sorted(CHAPTERS))
+def test_every_stop_reason_of_a_stage_is_explained(stage):
+    module = renderer.stage_module(stage)
+    unexplained = set(typing.get_args(getattr(module, "StopReason", None)) or ()) - set(questions.STOP_REASONS)
+    assert not unexplained, f"add {sorted(unexplained)} to course/site_questions.py's STOP_REASONS"
+
+
+def worst_dollars(markdown: str) -> float:
+    return float(re.search(r"worst case, dollars on `[^`]+` \| \*\*\$([\d.,]+)\*\*", markdown)[1].replace(",", ""))
+
+
+def test_the_worst_case_is_priced_from_the_price_list(monkeypatch):
+    from course import prices
+
+    model = questions.priced_model()
+    before = worst_dollars(renderer.render("three-questions", "s03"))
+    price = prices.PRICES[model]
+    monkeypatch.setitem(prices.PRICES, model, prices.Price(input=price.input * 3, output=price.output * 3,
+                                                          cache_write=price.cache_write * 3, cache_read=price.cache_read * 3))
+    after = worst_dollars(renderer.render("three-questions", "s03"))
+    assert after == pytest.approx(3 * before, rel=0.01)
+
+
+def test_the_worst_case_of_s03_follows_its_limits_and_max_tokens(monkeypatch):
+    from course import prices
+    from course.offline import DEFAULT_CONTEXT_WINDOW
+
+    module = renderer.stage_module("s03")
+    limits, price = module.Limits(), prices.price_of(questions.priced_model())
+    for max_tokens in (module.MAX_TOKENS, 4 * module.MAX_TOKENS):
+        monkeypatch.setattr(module, "MAX_TOKENS", max_tokens)
+        shown = renderer.render("three-questions", "s03")
+        # A run stops at the first turn that finds the budget spent: under it before, plus one whole call.
+        tokens = limits.token_budget - 1 + DEFAULT_CONTEXT_WINDOW + max_tokens
+        output = limits.max_turns * max_tokens
+        assert f"worst case, tokens | **{tokens:,}**" in shown
+        expected = ((tokens - output) * price.input + output * price.output) / prices.MILLION
+        assert worst_dollars(shown) == pytest.approx(expected, abs=0.005)
+
+
+def test_a_turn_that_asks_again_with_more_room_is_counted_whole():
+    from course import ladder
+
+    s04 = ladder.load_stage("s04")
+    asked = questions.asked_in_one_turn("s04", s04)
+    assert asked[0] == s04.MAX_TOKENS and asked[-1] == s04.MAX_TOKENS_CEILING and len(asked) > 1
+    assert "+".join(f"{n:,}" for n in asked).replace("+", " + ") in renderer.render("three-questions", "s04")
 
 
 def test_the_loop_chapter_shows_the_while_line_of_s01(site):
@@ -277,11 +364,11 @@ def test_the_stop_chapter_shows_what_the_stops_save(site):
 def test_the_bill_grows_with_the_square_of_the_turns(site):
     """The prose of s03 reads this table: per-call input grows linearly, the history part about
     quadruples when the turns double, the bill's ratio climbs towards four, the formula lands close."""
-    calls = table_with(site, "s03-stop-conditions", "model call")[1:]
+    calls = table_with(site, "s03-bills-and-logs", "model call")[1:]
     added = [number(row[2]) for row in calls[2:]]
     assert added and max(added) - min(added) <= 0.5 * max(added)  # about the same each turn
     assert number(calls[-1][3]) == sum(number(row[1]) for row in calls)
-    header, *rows = table_with(site, "s03-stop-conditions", "turns N")
+    header, *rows = table_with(site, "s03-bills-and-logs", "turns N")
     turns = [int(row[0]) for row in rows]
     assert all(later == 2 * earlier for earlier, later in zip(turns, turns[1:]))
     bill_ratios = [number(row[header.index("billed ÷ row above")]) for row in rows[1:]]
@@ -294,7 +381,7 @@ def test_the_bill_grows_with_the_square_of_the_turns(site):
 
 
 def test_the_stop_chapter_shows_the_stats_of_its_runs(site):
-    text = page_text(site, "s03-stop-conditions")
+    text = page_text(site, "s03-bills-and-logs")
     assert "runs log: runs/runs.jsonl" in text and "/tmp/" not in text
     for line in ("cut off (any stop but end_turn):", "stop reason", "tool              calls  errors  failed"):
         assert line in text
@@ -638,7 +725,9 @@ def test_stage_code_and_the_ladder_are_not_clipped_at_1280_px(browser_view):
 
 @pytest.mark.parametrize("stage", sorted(CHAPTERS))
 def test_diffs_are_folded_away_and_show_no_snippet_markers(site, stage):
-    raw = (site / CHAPTERS[stage] / "index.html").read_text(encoding="utf-8")
+    # A chapter's diff is on its page, or on its depth page when the chapter is a reading without it (s03).
+    pages = [CHAPTERS[stage]] + [path.stem for path in DOCS.glob(f"{stage}-*.md") if path.stem != CHAPTERS[stage]]
+    raw = "".join((site / page / "index.html").read_text(encoding="utf-8") for page in pages)
     diffs = re.findall(r"<details([^>]*)>\s*<summary>s\d\d/agent\.py → s\d\d/agent\.py: ", raw)
     if stage != "s00":
         assert diffs, f"{CHAPTERS[stage]} shows no diff from the stage before"

@@ -6,7 +6,7 @@ their options are documented in ``course/site.py``'s docstring; this file only
 * finds the placeholders, each on a line of its own and outside fenced code blocks, and replaces
   each with what ``course.site.render`` makes of it, indented as the placeholder was (so that it
   works inside a content tab or an admonition);
-* shows a page's included sections that hold exercises as stubs (``course.site.show_exercises_as_stubs``);
+* checks that every code include of a page names a section that exists (``course.site.check_code_includes``);
 * fails the build, naming the page and the line, for a placeholder that cannot be honoured or a
   renderer that crashes;
 * draws the diagrams with no network: Material for MkDocs draws ``mermaid`` blocks with the script it
@@ -54,7 +54,7 @@ def on_config(config):
 def on_page_markdown(markdown: str, page, config, files) -> str:
     where = page.file.src_uri
     try:
-        markdown = site.show_exercises_as_stubs(markdown)
+        markdown = site.check_code_includes(markdown)
     except site.PlaceholderError as error:
         raise PluginError(f"{where}:{error.line}: {error}") from None
     return expand(markdown, where=where)
