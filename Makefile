@@ -1,9 +1,12 @@
 # Two commands for a newcomer: `make demo` runs a stage agent offline, `make test` runs every test.
+# The demo runs s01, the closed loop a newcomer builds first (s00's one call, then its loop), on the
+# offline model even with a key set; STAGE=s06 make demo (or make demo STAGE=s06 MODEL=...) runs another.
 # Each creates .venv and installs the course into it on first use. `make lab` opens the notebooks.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAGE ?= s06
+STAGE ?= s01
+MODEL ?= offline
 TASK ?= List the files and write their count and names to report.txt
 # The notebooks' kernel: the .venv's Python, registered inside .venv (--sys-prefix), so that Jupyter
 # and VS Code offer it by this name and nothing is installed outside the repository.
@@ -14,7 +17,7 @@ MERMAID_VERSION := 11.17.2
 MERMAID := $(VENV)/share/agent-course/mermaid-$(MERMAID_VERSION).min.js
 TEST_PROCESSES ?= 2
 
-.PHONY: demo test docs lab install clean
+.PHONY: demo test docs lab install clean browser
 
 install: $(BIN)/.installed
 
@@ -24,6 +27,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (agent loop course)"
 	@$(MAKE) --no-print-directory $(MERMAID)
+	@$(MAKE) --no-print-directory browser
 	touch $@
 
 # Without npm the site still builds; its diagrams then need the network (Material loads mermaid itself).
@@ -38,8 +42,22 @@ $(MERMAID):
 	  echo "vendored mermaid $(MERMAID_VERSION) for the docs: $@"; \
 	fi
 
+# The trace viewer's tests open it in headless Chromium. As root with apt-get, the Debian package is
+# installed when no Chromium is found (quietly); otherwise, or if that fails, those tests skip and say why.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (apt-get) for the trace viewer's browser tests"; \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; }; } || \
+	      echo "could not install chromium: the trace viewer's browser tests will be skipped"; \
+	  else \
+	    echo "no chromium found: the trace viewer's browser tests will be skipped (install the chromium package)"; \
+	  fi; \
+	fi
+
 demo: $(BIN)/.installed
-	$(BIN)/python $(STAGE)/agent.py "$(TASK)"
+	$(BIN)/python $(STAGE)/agent.py "$(TASK)" --model $(MODEL)
 
 # Two test processes (pytest-xdist), a test file to each at a time: a file's module fixtures (the site
 # build, the graded exercises, the ladder) are then made once. (--dist loadgroup would spread more finely,
