@@ -202,6 +202,7 @@ class Gate:
         return verdict if verdict.decision == "allow" else replace(verdict, instead=INSTEAD[call.risk])
     # --8<-- [end:check]
 
+    # --8<-- [start:read-call]
     def read_call(self, workspace: Path, name: str, arguments: dict) -> Call:
         """What the call acts on, read once by the support package: a command with the shell's grammar,
         a path with the resolver the file tools use (a link to .env is .env; so is a hard link of it)."""
@@ -218,6 +219,7 @@ class Gate:
         found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden)
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
         return Call(name, risk, found.acted_on, found.leads_to, refused=found.same_file)
+    # --8<-- [end:read-call]
 
     # --8<-- [start:person]
     def ask_person(self, call: Call, arguments: dict, why: str) -> Verdict:
