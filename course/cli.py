@@ -266,7 +266,7 @@ def answer_text(result, *, workspace: str | None = None) -> str:
     data, everything = summary(result), as_dict(result)
     turns = f"{data['turns']} turn" + ("" if data["turns"] == 1 else "s")
     usage = data["usage"]
-    cached = (f", and {usage['cache_read_input_tokens']} read from the cache + {usage['cache_creation_input_tokens']} "
+    cached = (f", and {usage.get('cache_read_input_tokens', 0)} read from the cache + {usage.get('cache_creation_input_tokens', 0)} "
               "written to it" if usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens") else "")
     lines = [f"\nanswer ({data['stop_reason']}, {turns}, "
              f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens{cached}):",

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import dataclasses
+import errno
 import functools
 import math
 import os
@@ -72,6 +74,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import paths
 
 LINUX = sys.platform.startswith("linux")
 GRACE_S = 5  # the harness waits this much longer than the timeout before it gives up on the supervisor
@@ -100,6 +104,7 @@ class Finished:
     output: str  # stdout+stderr, first `output_cap` bytes, decoded utf-8 with errors="replace"
     timed_out: bool
     stragglers: int  # processes the command left behind that were ended after it (at the timeout: all but the shell)
+    removed: tuple = ()  # protected paths the command created, removed after it (see run_confined)
 
 
 class CommandNotStarted(RuntimeError):
@@ -188,10 +193,23 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     """
     workspace = Path(workspace).resolve()
     clean = _clean_environment(environment, workspace)
+    protected = paths.protected_entries(workspace)  # .git and the rest: read-only while it runs
+    # The harness's own files are hidden whatever the caller hides: a transcript read is a history leaked.
+    hidden = [*hidden, *paths.inside(workspace, paths.harness_files())]
     if not LINUX:
-        return _run_plain(command, workspace, timeout_s, output_cap, clean)
-    return _run_supervised(command, workspace, hidden=hidden, timeout_s=timeout_s, output_cap=output_cap,
-                           environment=clean, confine=probe().available)
+        finished = _run_plain(command, workspace, timeout_s, output_cap, clean)
+    else:
+        finished = _run_supervised(command, workspace, hidden=hidden, timeout_s=timeout_s, output_cap=output_cap,
+                                   environment=clean, confine=probe().available,
+                                   read_only=paths.read_only_mounts(workspace, protected))
+    # A protected path that did not exist had no entry to mount over: one the command made is removed,
+    # now that none of its processes is left to use it, before anything else can run what it holds.
+    removed = paths.remove_new_protected(workspace, protected)
+    if removed:
+        note = (f"\n[removed what the command made where other programs would run it later: {', '.join(removed)}; "
+                "commands may not write .git, editor or shell startup files, or Python's startup files]")
+        finished = dataclasses.replace(finished, output=finished.output + note, removed=tuple(removed))
+    return finished
 
 
 def _clean_environment(environment: Mapping[str, str] | None, workspace: Path) -> dict[str, str]:
@@ -212,11 +230,13 @@ class _Plan:
     file_size_limit: int
     confine: bool
     hidden: tuple[tuple[str, str], ...] = ()  # (path to cover, empty stand-in to cover it with)
+    read_only: tuple[str, ...] = ()  # paths inside the workspace bound read-only onto themselves
     grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
     abi: int = 0
 
 
-def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine) -> Finished:
+def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine,
+                    read_only=()) -> Finished:
     """Fork a supervisor; it runs the command in a child of its own and ends whatever is left after it.
 
        harness ── fork ──> supervisor (subreaper: orphans come back to it)
@@ -225,7 +245,8 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
     abi = landlock_abi() if confine else 0
     plan = _Plan(command, Path(workspace), dict(environment), timeout_s, output_cap * 50, confine,
                  hidden=_stand_ins(hidden, workspace) if confine else (),
-                 grants=_grants(Path(workspace), abi) if confine else (), abi=abi)
+                 grants=_grants(Path(workspace), abi) if confine else (), abi=abi,
+                 read_only=tuple(read_only) if confine else ())
     with tempfile.TemporaryFile() as output:  # a file, not a pipe: a leftover holding stdout cannot hang us
         report_read, report_write = os.pipe()
         with warnings.catch_warnings():
@@ -461,6 +482,8 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         if plan.confine:
             step = "cannot create a user and mount namespace (unprivileged user namespaces disabled?)"
             _enter_namespaces()
+            step = "cannot make the protected paths read-only"
+            _make_read_only(plan.read_only)
             step = "cannot mask hidden paths with bind mounts"
             _mask(plan.hidden)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor died: so does the shell (set after
@@ -475,6 +498,8 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # required by landlock_restrict_self without CAP_SYS_ADMIN
             step = "cannot apply Landlock"
             _restrict_with_landlock(plan.grants, plan.abi)
+            step = "cannot join a fresh session keyring"
+            _join_fresh_session_keyring()
             step = "cannot apply the seccomp filter"
             _refuse_unix_sockets()
         step = "cannot run /bin/sh"
@@ -531,7 +556,7 @@ def _close_inherited_files(keep: set[int]) -> None:
 # to itself, so files keep their owner); Landlock then forbids umount, so it cannot be undone.
 # Checked here both as root and as an unprivileged user (tests/test_confine.py runs both).
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
 MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 16384, 1 << 18, 1 << 21
 # A read-only remount inside a user namespace must keep the locked flags of the mount it came from.
@@ -581,13 +606,27 @@ def _remove_stand_ins(folder: str) -> None:
 def _enter_namespaces() -> None:
     uid, gid = os.getuid(), os.getgid()
     # A network namespace of its own: only a loopback, down, so UDP to 127.0.0.1 fails like TCP (man
-    # network_namespaces(7)); no interface of the machine is in it.
-    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare")
+    # network_namespaces(7)); no interface of the machine is in it. An IPC namespace of its own: no
+    # System V shared memory, semaphore or message queue of the machine's (a root-owned segment of mode
+    # 0600 was readable and writable otherwise), and no POSIX message queue (man ipc_namespaces(7)).
+    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as mapping:
             mapping.write(text)
     # Our mounts must not propagate back to the machine's namespace.
     _check(_libc().mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+
+
+def _make_read_only(paths: Sequence[str]) -> None:
+    """Each path (a folder or a file inside the workspace) bound onto itself read-only, in the command's
+    mount namespace only: nothing in it can be written, created, renamed or deleted, and the path itself
+    cannot be renamed or removed (it is a mount point). Codex CLI keeps .git read-only inside its
+    writable roots the same way (a read-only bind mount, codex-rs/linux-sandbox)."""
+    for path in paths:
+        _check(_libc().mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
+        kept = sum(flag for bit, flag in KEPT_FLAGS.items() if os.statvfs(path).f_flag & bit)
+        _check(_libc().mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None),
+               f"read-only {path}")
 
 
 def _mask(pairs: Sequence[tuple[str, str]]) -> None:
@@ -700,21 +739,34 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
         os.close(ruleset)
 
 
-# ---------------------------------------------------------------- seccomp: no unix socket
+# ---------------------------------------------------------------- seccomp: the doors Landlock leaves open
 
-# Landlock (up to ABI 7) does not check connect() on a named unix socket, and the socket's path
-# may be anywhere (/var/run/docker.sock). A seccomp filter cannot read the address connect() is
-# given (a pointer), but it can read socket()'s first argument: refuse socket(AF_UNIX, ...), and
-# no unix socket can be made, so none can be connected. socketpair() stays allowed (it reaches
-# nothing). io_uring's socket operation (IORING_OP_SOCKET, Linux 5.19) makes a socket with no socket()
-# call, so io_uring_setup is refused too: no ring, no way round. Sources: the kernel's seccomp_filter documentation
-# (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct seccomp_data
-# is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
-# AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup (425 in the table both architectures share for new calls).
-SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER, AF_UNIX, AF_VSOCK, X32_SYSCALL_BIT = 22, 2, 1, 40, 0x40000000
+# Landlock (up to ABI 7) does not check connect() on a named unix socket, and the socket's path may be
+# anywhere (/var/run/docker.sock, root's). A seccomp filter cannot read the address connect() is given
+# (a pointer), but it can read socket()'s first argument, the family: only AF_INET and AF_INET6 are
+# made (in the command's own network namespace their only interface is a loopback that is down, and
+# a program that finds the network down says so more clearly than one refused a socket); every other
+# family is refused: AF_UNIX (no unix socket, so none can be connected), AF_VSOCK (it reaches the host
+# whatever the network namespace), AF_NETLINK, AF_PACKET, AF_ALG (the kernel's crypto API) and the
+# rest, which no command of the safe list and no approved build needs. socketpair() stays allowed
+# (an unnamed pair reaches nothing). io_uring's socket operation (IORING_OP_SOCKET, Linux 5.19) makes
+# a socket with no socket() call, so io_uring_setup, io_uring_enter and io_uring_register are refused:
+# no ring, no way round (Docker's default profile refuses them too). The kernel's key store is not
+# namespaced: add_key, request_key and keyctl are refused, as Docker's default profile does
+# (https://docs.docker.com/engine/security/seccomp/), after the command has joined a fresh session
+# keyring, so that it holds none of the harness's keys. Sources: the kernel's seccomp_filter
+# documentation (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct
+# seccomp_data is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
+# AUDIT_ARCH_*, __NR_socket, then the refused calls: io_uring_setup, _enter, _register (425-427 in the
+# table both architectures share for new calls), add_key, request_key, keyctl.
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 248, 249, 250)),
+                  "aarch64": (0xC00000B7, 198, (425, 426, 427, 217, 218, 219))}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, X32_SYSCALL_BIT = 22, 2, 0x40000000
+AF_INET, AF_UNIX, AF_INET6, AF_VSOCK = 2, 1, 10, 40
+SOCKET_FAMILIES = (AF_INET, AF_INET6)  # the only families socket() may make
 RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
 LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
+KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
 class _SockFilter(ctypes.Structure):
@@ -725,25 +777,40 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def seccomp_program(arch: int, socket_number: int, io_uring_setup_number: int) -> list[tuple[int, int, int, int]]:
+def seccomp_program(arch: int, socket_number: int, refused: Sequence[int]) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
-    architecture (or x32) is refused; socket(AF_UNIX, ...) and socket(AF_VSOCK, ...) are refused (a
-    unix socket's path is not checked by Landlock, and vsock reaches the host whatever the network
-    namespace); io_uring_setup is refused, because a ring's own socket operation makes a socket
-    without the socket() system call this filter sees (Docker's default profile refuses io_uring for
-    the same reason). Everything else is allowed."""
-    return [(LOAD_WORD, 0, 0, 4),                          # 0: the architecture
-            (JUMP_EQUAL, 1, 0, arch),                      # 1: ours: go to 3
-            (RETURN, 0, 0, RET_EACCES),                    # 2: another one (a 32-bit program): refused
-            (LOAD_WORD, 0, 0, 0),                          # 3: the system call's number
-            (JUMP_AT_LEAST, 6, 0, X32_SYSCALL_BIT),        # 4: an x32 call: go to 11
-            (JUMP_EQUAL, 5, 0, io_uring_setup_number),     # 5: io_uring_setup: go to 11
-            (JUMP_EQUAL, 0, 3, socket_number),             # 6: not socket(): go to 10
-            (LOAD_WORD, 0, 0, 16),                         # 7: socket()'s first argument, the family
-            (JUMP_EQUAL, 2, 0, AF_UNIX),                   # 8: AF_UNIX: go to 11
-            (JUMP_EQUAL, 1, 0, AF_VSOCK),                  # 9: AF_VSOCK: go to 11
-            (RETURN, 0, 0, RET_ALLOW),                     # 10
-            (RETURN, 0, 0, RET_EACCES)]                    # 11
+    architecture (or x32) is refused; each call in ``refused`` is refused; socket() is allowed for
+    the families of SOCKET_FAMILIES only. Everything else is allowed. A jump counts the instructions
+    it skips, so the program is built from its two ends: the last two instructions allow and refuse."""
+    ALLOW, REFUSE = "allow", "refuse"  # jump targets, worked out once the program's length is known
+    program = [(LOAD_WORD, 0, 0, 4),                     # the architecture
+               (JUMP_EQUAL, 1, 0, arch),                 # ours: skip the next
+               (RETURN, 0, 0, RET_EACCES),               # another one (a 32-bit program): refused
+               (LOAD_WORD, 0, 0, 0),                     # the system call's number
+               (JUMP_AT_LEAST, REFUSE, 0, X32_SYSCALL_BIT),  # an x32 call
+               *((JUMP_EQUAL, REFUSE, 0, number) for number in refused),
+               (JUMP_EQUAL, 0, ALLOW, socket_number),    # not socket(): allowed
+               (LOAD_WORD, 0, 0, 16),                    # socket()'s first argument, the family
+               *((JUMP_EQUAL, ALLOW, 0, family) for family in SOCKET_FAMILIES),
+               (RETURN, 0, 0, RET_EACCES),               # any other family
+               (RETURN, 0, 0, RET_ALLOW),                # ALLOW
+               (RETURN, 0, 0, RET_EACCES)]               # REFUSE
+    target = {ALLOW: len(program) - 2, REFUSE: len(program) - 1}
+    return [(code, *(target[jump] - index - 1 if jump in target else jump for jump in (true, false)), value)
+            for index, (code, true, false, value) in enumerate(program)]
+
+
+def _join_fresh_session_keyring() -> None:
+    """A new, empty session keyring for this process (man keyctl(2), KEYCTL_JOIN_SESSION_KEYRING with no
+    name): the harness's keys are not in it. Where keyctl is refused already (a container), nothing is held."""
+    machine = os.uname().machine
+    if machine not in SECCOMP_ARCHES:
+        return
+    keyctl = SECCOMP_ARCHES[machine][2][-1]
+    if _libc().syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), None) < 0:
+        number = ctypes.get_errno()
+        if number not in (errno.ENOSYS, errno.EPERM, errno.EACCES):
+            raise OSError(number, f"keyctl join session keyring: {os.strerror(number)}")
 
 
 def _refuse_unix_sockets() -> None:

@@ -20,14 +20,21 @@ and, for a command's words, ``paths_named_by()`` and ``operand_problem()``.
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
+import functools
 import os
+import shutil
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 MAX_PATH_CHARS = 1024  # a longer path is refused: resolving it costs time that grows with its square
 MAX_PATH_DEPTH = 32    # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
+MAX_READ_BYTES = 1 << 20   # the most a file tool reads of one file into memory (1 MiB; the history keeps 4,000 characters)
+MAX_WRITE_BYTES = 1 << 20  # the most one write_file call may write: 50 MB in one call is no edit
 PATH_ARGUMENTS = ("path", "source", "destination")  # the arguments of the file tools that name a path
 OUTSIDE = "use a path relative to the workspace, without '..', a leading '/' or links that lead out"
 
@@ -71,18 +78,48 @@ def entry(workspace: Path, path: str) -> Path:
     return found
 
 
-def refuse_odd_file(file: Path, path: str) -> None:
+def refuse_odd_file(file: Path, path: str, most_bytes: int | None = None) -> None:
     """An existing file a tool reads or overwrites must be a regular file with one name. A named pipe
     would block the loop, a device never end; a file with another name (a hard link) may be a file
-    outside the workspace, or a secret, under a name the rules do not cover."""
+    outside the workspace, or a secret, under a name the rules do not cover. ``most_bytes``: a file
+    read whole must be no larger (a 50 MB file would sit in memory, then in the history)."""
     if not file.exists():
         return
     if not file.is_file():
         raise Refused("not_a_file", f"{path!r} is not a regular file (a folder, a pipe, a socket or a device)",
                       "act on regular files only")
-    if file.stat().st_nlink > 1:
+    found = file.stat()
+    if found.st_nlink > 1:
         raise Refused("hard_link", f"{path!r} is a hard link: the same file has another name, perhaps outside "
                                    "the workspace", "work on another file, or ask the user about this one")
+    if most_bytes is not None and found.st_size > most_bytes:
+        raise Refused("too_big", f"{path!r} is {found.st_size:,} bytes, more than the {most_bytes:,} a file tool "
+                                 "reads whole", f"read a part of it with run_command: head -c 4000 {path}, "
+                                                f"tail -n 50 {path}, or grep -n WORD {path}")
+
+
+def too_much_to_write(content) -> str:
+    """Why one write may not write ``content`` ("" if it may): more than MAX_WRITE_BYTES in one call."""
+    size = len(content.encode("utf-8", "surrogatepass")) if isinstance(content, str) else 0
+    if size <= MAX_WRITE_BYTES:
+        return ""
+    return (f"the content is {size:,} bytes, more than the {MAX_WRITE_BYTES:,} one write_file call may write: "
+            "write less (a summary, not a copy), or split it into several files of at most that size")
+
+
+def contains(file: Path, text: str, chunk: int = 1 << 20) -> bool:
+    """Whether a file's text holds ``text``, without regard to case, read a chunk at a time, so that
+    memory stays bounded whatever the file's size; a match across two chunks is found too."""
+    needle, tail = text.lower(), ""
+    if not needle:
+        return True
+    with open(file, encoding="utf-8", errors="ignore") as opened:
+        while block := opened.read(chunk):
+            window = tail + block.lower()
+            if needle in window:
+                return True
+            tail = window[-(len(needle) - 1):] if len(needle) > 1 else ""
+    return False
 
 
 # ---------------------------------------------------------------- what a call acts on, for the gate
@@ -109,9 +146,12 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
             acted += [] if str(found.relative_to(root)) in acted else [str(found.relative_to(root))]
             if target != found and target.is_relative_to(root) and str(target.relative_to(root)) not in leads:
                 leads.append(str(target.relative_to(root)))
-    secrets = {inode_of(path) for path in hidden} - {None}
+    # A hard link is another name for the same inode: the hidden file itself is not one, and neither is a
+    # symbolic link to it (its target is in ``leads``, where the rules see it by its own name).
+    secrets, names = {inode_of(path) for path in hidden} - {None}, {Path(os.path.abspath(path)) for path in hidden}
     same = next((f"{name!r} is the same file as one a deny rule covers (a hard link)" for name in acted + leads
-                 if secrets and inode_of(root / name) in secrets), "")
+                 if secrets and (root / name) not in names and not (root / name).is_symlink()
+                 and inode_of(root / name) in secrets), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
     return Subjects(acted or [""], leads, same, overwrites)
 
@@ -133,7 +173,29 @@ def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]
         elif is_file:
             others.append(path)
     secrets = {inode_of(path) for path in found} - {None}
-    return found + [path for path in others if inode_of(path) in secrets or links_of(path) > 1]
+    covered = found + [path for path in others if inode_of(path) in secrets or links_of(path) > 1]
+    _last_covered[str(root)] = covered
+    return covered
+
+
+# What covered_files() last found in each workspace (the gate asks it before every call): names that a
+# tool's hint must not list, such as the nearest names to a path that does not exist.
+_last_covered: dict[str, list[Path]] = {}
+
+
+def nearest_names(workspace: Path, path: str, count: int = 3) -> list[str]:
+    """The names in the workspace closest to ``path`` (for a not-found hint), none of them a file the
+    rules hide nor one of the harness's own files: a hint naming `.env.production` tells what exists."""
+    root = Path(os.path.realpath(workspace))
+    kept = [*_last_covered.get(str(root), []), *inside(root, harness_files())]
+    names = [shown(str(entry.relative_to(root))) for entry, _ in entries_under(root)
+             if not any(entry == other or entry.is_relative_to(other) for other in kept)]
+    return difflib.get_close_matches(path, names, n=count, cutoff=0.5)
+
+
+def shown(name: str) -> str:
+    """A file name as text the model can be sent (bytes that are not UTF-8 as \\xNN)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Iterator[tuple[Path, bool]]:
@@ -210,3 +272,180 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a fifo blocks the loop, a device may never end or be a disk
         return f"{path!r} is not a regular file or a folder (a named pipe, a socket or a device): a person decides"
     return ""
+
+
+# ---------------------------------------------------------------- paths other programs run: written, they are code
+
+# Workspace paths whose content another program runs, or obeys, without being asked: written by the model,
+# they are code that runs later, as the user, outside every confinement (the user's next `git status`,
+# which shell prompts and editors run on their own, runs a core.fsmonitor that .git/config names). A
+# file the user runs on purpose (a test, a Makefile) is not one of them: running it is the user's
+# own command. Each name counts at any depth, and for everything beneath it when it is a folder.
+# Codex CLI keeps .git, .agents and .codex read-only inside its writable roots, creating them included
+# (github.com/openai/codex, codex-rs/protocol/src/permissions.rs: PROTECTED_METADATA_PATH_NAMES);
+# Claude Code's sandbox refuses writes to .git, .vscode, .idea and the shell and git startup files
+# (github.com/anthropic-experimental/sandbox-runtime, src/sandbox/sandbox-utils.ts: DANGEROUS_FILES,
+# DANGEROUS_DIRECTORIES). The rest are named in each program's own documentation.
+RUN_LATER = {
+    ".git": "git runs what its metadata names (hooks, core.fsmonitor, a commondir's config) at the next git "
+            "status, which shell prompts and editors run on their own",
+    ".gitconfig": "git reads it as the user's own config when the workspace is a home folder",
+    ".gitmodules": "git clones what it names on a recursive clone or a submodule update",
+    ".hg": "Mercurial runs the hooks its .hg/hgrc names",
+    ".jj": "Jujutsu reads its repository config from it",
+    ".vscode": "VS Code runs its tasks (runOn: folderOpen) and the programs its settings name",
+    ".idea": "JetBrains IDEs run the run configurations and startup tasks it holds",
+    ".devcontainer": "editors build and start the container it describes when the folder is opened",
+    ".envrc": "direnv runs it on entering the folder",
+    ".tool-versions": "asdf and mise pick the program a command name runs from it (a path: version runs any folder)",
+    ".mise.toml": "mise runs the hooks and sets the environment it names on entering the folder",
+    "mise.toml": "mise runs the hooks and sets the environment it names on entering the folder",
+    ".pre-commit-config.yaml": "pre-commit's git hook runs the commands it lists at the next commit",
+    ".husky": "husky's git hooks run the scripts in it at the next commit",
+    ".claude": "Claude Code runs the hooks and servers its settings name",
+    ".mcp.json": "agents start the servers it names",
+    ".codex": "Codex CLI reads its config and rules from it",
+    ".agents": "agents load skills and rules from it",
+    ".bashrc": "bash runs it at every start", ".bash_profile": "bash runs it at every login",
+    ".bash_login": "bash runs it at every login", ".profile": "sh runs it at every login",
+    ".zshrc": "zsh runs it at every start", ".zshenv": "zsh runs it at every start",
+    ".zprofile": "zsh runs it at every login", ".zlogin": "zsh runs it at every login",
+    ".ripgreprc": "ripgrep reads options from it, and --pre runs a program",
+    ".dir-locals.el": "Emacs evaluates what it sets on opening a file beneath it",
+    ".exrc": "vi runs it on start in the folder (exrc)", ".nvim.lua": "Neovim runs it on start in the folder (exrc)",
+    "*.pth": "Python's site module runs its import lines at every start of Python, in a site-packages",
+    "sitecustomize.py": "Python imports it at every start, from a site-packages",
+    "usercustomize.py": "Python imports it at every start, from the user's site-packages",
+    "pyvenv.cfg": "its 'home' names the interpreter every start of that virtual environment runs",
+}
+
+
+def run_later(relative: str) -> str:
+    """The name of RUN_LATER that covers a path relative to the workspace (the path itself or a folder
+    it lies in, compared without case: on a case-insensitive disk .GIT is .git), or ""."""
+    parts = relative.lower().split("/")
+    return next((name for name in RUN_LATER for part in parts if fnmatch.fnmatchcase(part, name)), "")
+
+
+def harness_environment() -> list[Path]:
+    """The Python that runs the harness, which the model may never change, wherever it is: its prefixes
+    (the virtual environment and the interpreter it was made from, with their site-packages, where a
+    .pth file runs at every start), the user's site-packages, and the folders its own code was imported
+    from (the course, the stage). With ``--workspace .`` in the course's repository they are all inside
+    the workspace, and a file written there runs in the harness's own next child process."""
+    return list(_harness_environment(len(sys.modules)))  # worked out again when a module is imported
+
+
+@functools.lru_cache(maxsize=4)
+def _harness_environment(modules: int) -> tuple[Path, ...]:
+    import site
+
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, site.getusersitepackages()}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            folders.add(os.path.dirname(os.path.abspath(file)))
+    return tuple(Path(os.path.realpath(folder)) for folder in folders if folder and folder != "/")
+
+
+def harness_files() -> list[Path]:
+    """The harness's own files, out of every tool's and every command's reach whatever the workspace is:
+    the transcripts (a forged one would be resumed), the runs log, the audit log, the transcripts' key."""
+    from . import runlog, transcript
+
+    return [Path(os.path.realpath(path)) for path in
+            (transcript.folder(), transcript.key_path(), runlog.log_path(), runlog.audit_path())]
+
+
+def inside(root: Path, paths: Sequence[Path]) -> list[Path]:
+    """Those of ``paths`` that are ``root`` or lie beneath it (the workspace itself never counts)."""
+    return [path for path in paths if path != root and path.is_relative_to(root)]
+
+
+def harness_problem(workspace: Path, names: Sequence[str], writes: bool) -> str:
+    """Why one of ``names`` (relative to the workspace, resolved) is out of reach: one of the harness's
+    own files (for every tool), or, for a tool that writes, the Python environment that runs it."""
+    root = Path(os.path.realpath(workspace))
+    files, environment = inside(root, harness_files()), inside(root, harness_environment()) if writes else []
+    for name in names:
+        path = root / name
+        if any(path == file or path.is_relative_to(file) for file in files):
+            return f"{name!r} is one of the harness's own files (its transcripts and logs): no tool may touch them"
+        if any(path == folder or path.is_relative_to(folder) for folder in environment):
+            return (f"{name!r} is in the Python environment that runs the harness: it is never written, "
+                    "since what is written there runs in the harness itself")
+    return ""
+
+
+def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
+    """Every entry inside the workspace that must stay as it is while a command runs, as {path: (device,
+    inode)} (links not followed): each one RUN_LATER names, at any depth (not looked into: it is kept
+    whole), the harness's environment and its own files where they lie inside the workspace, and a
+    .git file's gitdir when it lies inside (a worktree's pointer)."""
+    root = Path(os.path.realpath(workspace))
+    environment = set(inside(root, harness_environment() + harness_files()))
+    found: dict[str, tuple[int, int]] = {}
+
+    def keep(path: Path) -> bool:
+        return path in environment or bool(run_later(str(path.relative_to(root))))
+
+    for path, _ in entries_under(root, skip=keep):
+        if keep(path):
+            found[str(path)] = identity(path)
+            if path.name == ".git" and path.is_file() and not path.is_symlink():
+                gitdir = git_pointer(path)
+                if gitdir and gitdir != root and gitdir.is_relative_to(root):
+                    found[str(gitdir)] = identity(gitdir)
+    for folder in environment:
+        if os.path.lexists(folder):
+            found[str(folder)] = identity(folder)
+    return found
+
+
+def git_pointer(path: Path) -> Path | None:
+    """Where a .git file (``gitdir: PATH``, a worktree's or a submodule's) points, resolved; None if it does not."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return None
+    line = text.partition("\n")[0]
+    if not line.startswith("gitdir:"):
+        return None
+    return Path(os.path.realpath(path.parent / line.partition(":")[2].strip()))
+
+
+def identity(path: Path) -> tuple[int, int]:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return (0, 0)
+    return (found.st_dev, found.st_ino)
+
+
+def read_only_mounts(workspace: Path, entries: dict[str, tuple[int, int]]) -> list[str]:
+    """What a confined command gets read-only: each protected entry that exists, links resolved, if it
+    lies inside the workspace (outside it, nothing is writable anyway); outermost first, each once."""
+    root = Path(os.path.realpath(workspace))
+    targets = sorted({os.path.realpath(path) for path in entries if os.path.exists(path)}, key=len)
+    return [target for target in targets if Path(target) != root and Path(target).is_relative_to(root)]
+
+
+def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """After a command (every process of it ended): remove each protected entry it created or replaced,
+    which the kernel could not stop since it did not exist yet (a read-only mount needs an entry to
+    cover); return their paths, relative to the workspace."""
+    root = Path(os.path.realpath(workspace))
+    removed = []
+    for path, found in protected_entries(workspace).items():
+        if before.get(path) == found:
+            continue
+        entry = Path(path)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            try:
+                entry.unlink()
+            except OSError:
+                pass
+        removed.append(str(entry.relative_to(root)) if entry.is_relative_to(root) else str(entry))
+    return removed

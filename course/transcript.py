@@ -23,10 +23,19 @@ refuses it, saying where.
 
 Where: ``$AGENT_COURSE_TRANSCRIPTS`` if set, else ``runs/transcripts/`` under the current folder;
 one file per run, named after the run: ``s02-20261130-101500-1a2b3c.jsonl``.
+
+Signed (s06, the stage whose gate keeps the model away from the harness's files): each line of a
+stage of SIGNED carries ``mac``, an HMAC-SHA256 of the run's id, the line before's mac and the line
+itself, with a key kept outside every workspace (``$AGENT_COURSE_KEY`` if set, else
+``~/.local/state/agent-course/transcript.key``, made on first use, mode 0600). A transcript the
+model wrote, edited or put together from other runs' lines (its workspace, say, changed to a folder
+outside) does not verify, and resuming it is refused in one line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -40,6 +49,8 @@ from .models import CourseError
 from .wire import sendable
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
+KEY_VARIABLE = "AGENT_COURSE_KEY"
+SIGNED = ("s06",)  # the stages whose transcripts are signed, and refused unless they verify
 SUFFIX = ".jsonl"
 # fsync makes a line survive a power cut or a crash of the system; a killed process loses nothing
 # the kernel already holds. It costs a few milliseconds a line, so a test that kills no machine
@@ -50,6 +61,58 @@ _sizes: dict[Path, int] = {}  # the size each transcript had after this process'
 
 def folder() -> Path:
     return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "transcripts")
+
+
+def key_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or Path("~/.local/state").expanduser()
+    return Path(os.environ.get(KEY_VARIABLE) or Path(state) / "agent-course" / "transcript.key")
+
+
+def key() -> bytes:
+    """The signing key, made on first use (32 random bytes, readable by its owner only)."""
+    path = key_path()
+    try:
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = secrets.token_hex(32)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another run made it first
+            return key()
+        with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            file.write(made + "\n")
+        return bytes.fromhex(made)
+    except (OSError, ValueError) as error:
+        raise CourseError(f"the transcripts' key {path} cannot be read ({error}); remove it to make a new one "
+                          "(earlier s06 transcripts will then not resume)") from None
+
+
+def signature(run: str, previous: str, record: dict) -> str:
+    """The mac of one line: its run, the line before's mac, and its content without its own mac."""
+    content = json.dumps({name: value for name, value in record.items() if name != "mac"}, sort_keys=True,
+                         ensure_ascii=True, separators=(",", ":"))
+    return hmac.new(key(), f"{run}\n{previous}\n{content}".encode("ascii"), hashlib.sha256).hexdigest()
+
+
+_last_mac: dict[Path, str] = {}  # the mac of the last line this process wrote, per transcript
+
+
+def _signed_record(path: Path, record: dict, created: bool, fresh: bool) -> dict:
+    """``record`` with its mac, if its run's stage signs. ``fresh``: this process wrote the file's last line."""
+    stage = record.get("stage") if created else first_line(path).get("stage") or record.get("stage")
+    if stage not in SIGNED:
+        return record
+    previous = "" if created else (_last_mac.get(path) if fresh else None) or _mac_of_last_line(path)
+    mac = signature(run_id(path), previous, record)
+    _last_mac[path] = mac
+    return dict(record, mac=mac)
+
+
+def _mac_of_last_line(path: Path) -> str:
+    records = _scan(path).records
+    mac = records[-1].get("mac") if records else ""
+    return mac if isinstance(mac, str) else ""
 
 
 TRANSCRIPT_NAME = re.compile(r"s\d\d-\d{8}-\d{6}-[0-9a-f]+\.jsonl")
@@ -70,10 +133,12 @@ def append(path: str | Path, record: dict) -> None:
     """Append one line and make it durable before returning."""
     path = Path(path)
     created = not path.exists()
+    fresh = not created and _sizes.get(path) == path.stat().st_size
     if created:
         path.parent.mkdir(parents=True, exist_ok=True)
-    elif _sizes.get(path) != path.stat().st_size:  # written by another process since: check its end
+    elif not fresh:  # written by another process since: check its end
         cut_torn_end(path)
+    record = _signed_record(path, record, created, fresh)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     with path.open("ab") as file:
         file.write(line)
@@ -171,7 +236,10 @@ LINE_SHAPE = {
     "type": "object", "required": list(RECORD_KEYS),
     "properties": {
         "turn": COUNT,
-        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"], "additionalProperties": COUNT},
+        # The cache counts come in pairs (the command line prints both when either is there).
+        "usage": {"type": "object", "required": ["input_tokens", "output_tokens"], "additionalProperties": COUNT,
+                  "dependentRequired": {"cache_read_input_tokens": ["cache_creation_input_tokens"],
+                                        "cache_creation_input_tokens": ["cache_read_input_tokens"]}},
         "stop_reason": {"type": ["string", "null"]},
         "transitions": {"type": "array", "items": {"type": "string"}},
         "messages": {"type": "array", "items": MESSAGE},
@@ -179,6 +247,11 @@ LINE_SHAPE = {
         "stage": {"type": "string"}, "model": {"type": "string"}, "workspace": {"type": "string"},
     },
 }
+
+
+LINE_SHAPE_WITH_CACHE = {**LINE_SHAPE, "properties": {**LINE_SHAPE["properties"], "usage": {
+    **LINE_SHAPE["properties"]["usage"], "required": ["input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                                      "cache_read_input_tokens"]}}}
 
 
 def load(path: str | Path) -> Loaded:
@@ -189,11 +262,18 @@ def load(path: str | Path) -> Loaded:
     if not scan.records:
         raise CourseError(f"transcript {path} holds no complete line: the run was killed before its first step "
                           "was saved; start it again")
+    # A stage that keeps the cache counts (s05 on) reads them on resuming: every line of its runs holds them.
+    stage = scan.records[0].get("stage")
+    shape = LINE_SHAPE_WITH_CACHE if isinstance(stage, str) and stage >= "s05" else LINE_SHAPE
     for number, record in enumerate(scan.records, 1):
-        problem = first_problem(LINE_SHAPE, record)
+        problem = first_problem(shape, record)
         if problem:
             raise CourseError(f"transcript {path} is damaged at line {number} ({problem}): it was changed by "
                               "something other than a run; start a new run")
+    unsigned = unsigned_line(path, scan.records)
+    if unsigned:
+        raise CourseError(f"transcript {path} is damaged at line {unsigned} (its mac is not the one the harness "
+                          "wrote): it was changed by something other than a run; start a new run")
     loaded = Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
     history = loaded.history()
     calls = {block["id"] for message in history if isinstance(message["content"], list)
@@ -204,6 +284,26 @@ def load(path: str | Path) -> Loaded:
         raise CourseError(f"transcript {path} holds no history a run can go on from (no task first, or an answer "
                           "to no call): it was changed by something other than a run; start a new run")
     return loaded
+
+
+def signs(path: Path, records: list[dict]) -> bool:
+    """Whether a transcript must verify: its first line names a stage of SIGNED, or its name does."""
+    stage = records[0].get("stage") if records else None
+    return stage in SIGNED or any(run_id(path).startswith(f"{signed}-") for signed in SIGNED)
+
+
+def unsigned_line(path: Path, records: list[dict]) -> int:
+    """The number of the first line whose mac is not the harness's, or 0 when every line verifies (or
+    the transcript is of a stage that does not sign). Compared in constant time."""
+    if not signs(path, records):
+        return 0
+    previous = ""
+    for number, record in enumerate(records, 1):
+        mac = record.get("mac")
+        if not isinstance(mac, str) or not hmac.compare_digest(mac, signature(run_id(path), previous, record)):
+            return number
+        previous = mac
+    return 0
 
 
 def cut_torn_end(path: Path) -> int:
@@ -226,6 +326,11 @@ def starts_a_run(path: Path) -> bool:
     return all(key in record for key in RECORD_KEYS)
 
 
+def _first_line_verifies(path: Path) -> bool:
+    record = first_line(path)
+    return not signs(path, [record]) or unsigned_line(path, [record]) == 0
+
+
 def first_line(path: Path) -> dict:
     """The file's first line as a JSON object, or {} if it is not one."""
     with path.open("rb") as file:
@@ -244,8 +349,11 @@ def find(which: str | Path, stage: str | None = None) -> Path:
     which = str(which)
     if which == "last":
         # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.
+        # Of ``stage``, as its first line says (the name alone could be anyone's), and signed if the stage signs:
+        # a transcript the model planted, newer than every real one, is passed over.
         found = sorted((path for path in folder().glob(f"{stage or 's[0-9][0-9]'}-*{SUFFIX}")
-                        if TRANSCRIPT_NAME.fullmatch(path.name) and path.is_file()),  # not a pipe, folder, broken link
+                        if TRANSCRIPT_NAME.fullmatch(path.name) and path.is_file()  # not a pipe, folder, broken link
+                        and (not stage or first_line(path).get("stage") == stage) and _first_line_verifies(path)),
                        key=lambda path: (path.stat().st_mtime_ns, path.name))
         if not found:
             raise CourseError(f"no run to resume: {folder()} holds no transcript{f' of {stage}' if stage else ''}; "

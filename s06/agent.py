@@ -127,8 +127,7 @@ def existing(workspace: Path, path: str) -> Path:
     target = course.paths.resolve(workspace, path)  # the one resolver: the gate judges the same entry
     if target.exists():
         return target
-    names = [course.shown(str(p.relative_to(workspace))) for p in workspace.rglob("*")]
-    nearest = difflib.get_close_matches(path, names, n=3, cutoff=0.5)
+    nearest = course.paths.nearest_names(workspace, path)  # never a name the rules hide (.env.production)
     hint = f"nearest existing names: {', '.join(nearest)}" if nearest else "no similar name; call list_files to see what exists"
     raise ToolError("not_found", f"path {path!r} does not exist", hint)
 
@@ -145,7 +144,7 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
     file = existing(workspace, path)
     if file.is_dir():
         raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
-    course.paths.refuse_odd_file(file, path)  # a named pipe would block the loop; a hard link may lead out
+    course.paths.refuse_odd_file(file, path, most_bytes=course.paths.MAX_READ_BYTES)  # a pipe would block; a link may lead out
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -169,7 +168,7 @@ def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str
     matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
                if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
                and not any(file.resolve().is_relative_to(secret) for secret in skipped)
-               and text.lower() in file.read_text(encoding="utf-8", errors="ignore").lower()]
+               and course.paths.contains(file, text)]  # read a part at a time: a 50 MB file is not loaded whole
     return "\n".join(matches) or "(no matches)"
 
 

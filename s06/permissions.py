@@ -18,13 +18,13 @@ resolver the file tools use too (course.paths). ``Gate.read_call()`` is where th
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Literal
 
 import course
+import course.approval
 import course.paths
 import course.shell_reading
 
@@ -42,6 +42,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
                f"({course.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
+CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
 # --8<-- [end:risk]
 
 
@@ -51,13 +52,18 @@ class Rule:
     decision: Decision
     tool: str            # a tool name, or a glob such as "*"
     pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
+    why: str = ""        # what the rule protects, said to the model with the decision
 
     def covers(self, tool: str, path: str, *, folders: bool = True) -> bool:
         """A path rule: the tool fits and the path (resolved, relative to the workspace) or one of its
         folders fits the glob: a rule on .env covers .env/production and config/.env/keys too.
-        ``folders=False``: the path alone, for a walk that has already judged the folders above it."""
+        ``folders=False``: the path alone, for a walk that has already judged the folders above it.
+        A deny or ask rule fits without regard to case (on a case-insensitive disk .ENV is .env);
+        an allow rule, exactly."""
+        exact = self.decision == "allow"
         return fnmatch.fnmatchcase(tool, self.tool) and any(
-            fnmatch.fnmatchcase(part, self.pattern) for part in (path_and_folders(path) if folders else [path]))
+            fnmatch.fnmatchcase(part if exact else part.lower(), self.pattern if exact else self.pattern.lower())
+            for part in (path_and_folders(path) if folders else [path]))
 
     def found_in(self, call: "Call") -> str:
         """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
@@ -99,11 +105,37 @@ def path_and_folders(path: str) -> list[str]:
     return found
 
 
+def anywhere(name: str) -> tuple[str, str]:
+    """The globs for a name at any depth: at the workspace's top, and below any folder."""
+    return name, f"*/{name}"
+
+
+# Secrets: no tool reads or writes them, at any depth; a folder of that name, with everything beneath it.
+# Claude Code's settings page denies Read(./.env), Read(./.env.*) and Read(./secrets/**) in its example
+# (https://code.claude.com/docs/en/settings); the rest are where tools keep credentials, as each documents.
+SECRETS = (
+    ".env", ".env.*",                                       # dotenv, and .env.local, .env.production...
+    "*.pem", "*.key", "*.p12", "*.pfx", "secrets",          # private keys, certificate stores
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".ssh",   # OpenSSH's keys (man ssh-keygen)
+    ".aws",              # https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html
+    ".azure", ".config/gcloud", ".kube",  # the Azure, Google Cloud and Kubernetes command lines' logins
+    ".docker",           # config.json: registry logins (https://docs.docker.com/reference/cli/docker/login/)
+    ".npmrc",            # registry tokens (https://docs.npmjs.com/cli/v10/configuring-npm/npmrc)
+    ".pypirc",           # PyPI tokens (https://packaging.python.org/en/latest/specifications/pypirc/)
+    ".netrc",            # logins for curl, git and ftp (man 5 netrc)
+    ".git-credentials",  # git's credential store (https://git-scm.com/docs/git-credential-store)
+    ".gnupg",            # GnuPG's private keys
+)
+
 RULES = [
     *(Rule("deny", "run_command", program) for program in
       ("rm", "rmdir", "shred", "unlink", "sudo", "su", "doas", "curl", "wget", "nc", "dd", "mkfs*", "chmod",
        "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
-    Rule("deny", "*", ".env"), Rule("deny", "*", "*/.env"),  # secrets: at any depth, read or written, by any tool
+    *(Rule("deny", "*", pattern) for secret in SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
+    # What other programs run without being asked (.git, editor and shell startup files, Python's startup
+    # files: course.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
+    *(Rule("ask", tool, pattern, f"{name}: {why}; what is written there runs later, outside every confinement")
+      for name, why in course.paths.RUN_LATER.items() for tool in CHANGES for pattern in anywhere(name)),
 ]
 # --8<-- [end:rules]
 
@@ -143,7 +175,7 @@ def decide(call: Call, rules: list[Rule], approved: set) -> Verdict:
         for rule in rules:
             found = rule.found_in(call) if rule.decision == kind else ""
             if found:
-                return Verdict(kind, f"the rule '{rule}' {found}", "rule")
+                return Verdict(kind, f"the rule '{rule}' {found}" + (f" ({rule.why})" if rule.why else ""), "rule")
     allowed, approval_of_call = [], approval(call.tool, call.acts_on)
     for subject in call.acts_on:
         rule = next((rule for rule in rules if rule.decision == "allow" and rule.allows(call.tool, subject)), None)
@@ -218,7 +250,10 @@ class Gate:
                         unsafe=command.unsafe or ("" if self.confined else unconfined), once_only=command.once_only)
         found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden)
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
-        return Call(name, risk, found.acted_on, found.leads_to, refused=found.same_file)
+        # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.
+        harness = course.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
+        refused = harness or found.same_file or course.paths.too_much_to_write(arguments.get("content"))
+        return Call(name, risk, found.acted_on, found.leads_to, refused=refused)
     # --8<-- [end:read-call]
 
     # --8<-- [start:person]
@@ -230,6 +265,8 @@ class Gate:
         named = not call.once_only and not {"", "."} & set(call.acts_on)  # "." names no entry to approve
         subjects = list(call.acts_on) if named else []
         answer, reason = self.approver(call.tool, arguments, why, what_always_covers(call, subjects))
+        if answer == "not asked":  # too long to show whole: no person saw it
+            return Verdict("deny", f"{why}, and {reason}", "no terminal")
         if answer == "allow always" and subjects:  # exactly this command, or these entries together,
             self.approved.add(approval(call.tool, subjects))  # compared with == later: never a pattern
         if answer in ("allow once", "allow always"):
@@ -240,10 +277,11 @@ class Gate:
 
     def hidden(self, workspace: Path) -> list[Path]:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
-        names: a command is confined so that it cannot read them, and search_files skips them."""
+        names, and the harness's own files: a command is confined so that it cannot read them, and
+        search_files skips them."""
         return course.paths.covered_files(workspace, lambda path: any(
             rule.decision == "deny" and rule.tool != "run_command" and rule.covers("read_file", path, folders=False)
-            for rule in self.rules))
+            for rule in self.rules)) + course.paths.inside(workspace.resolve(), course.paths.harness_files())
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:
@@ -261,14 +299,18 @@ def what_always_covers(call: Call, subjects: list[str]) -> str:
 
 
 def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[str, str]:
-    """The person in 'ask', at a terminal (run() uses it only when there is one). An answer it cannot
-    read is asked again; the end of input (Ctrl-D) is a no."""
-    shown = course.escape_terminal_controls  # what the model wrote is shown as data: no escape draws a fake question
-    print(f"\n  ? {shown(tool)} {shown(json.dumps(arguments, ensure_ascii=False))}\n    ({shown(why)})")
-    choices = f"[o]nce ({shown(covers)})" if covers.startswith("once only") else f"[o]nce, [a]lways ({shown(covers)})"
+    """The person in 'ask', at a terminal (run() uses it only when there is one): the whole call, as
+    data, wrapped by this program, with its length and every reason (course.approval). A call too long
+    to show on one screen is not asked about. An answer it cannot read is asked again; the end of
+    input (Ctrl-D) is a no."""
+    try:
+        *question, prompt = course.approval.screen(tool, arguments, why, covers)
+    except course.approval.TooLong as too_long:
+        return "not asked", str(too_long)
+    print("\n" + "\n".join(question))
     while True:
         try:
-            typed = input(f"    allow {choices}, or [n]o (no, REASON): ")
+            typed = input(prompt)
         except EOFError:
             return "deny", "no answer"
         answer = read_answer(typed)

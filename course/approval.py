@@ -1,0 +1,99 @@
+"""The approval question as a person sees it: what s06's ``ask_on_terminal`` prints, worked out here.
+
+A person approves what the screen shows, so the screen must show all of it, and only as data:
+
+* the whole call, wrapped by this program at the terminal's width (never cut at the screen's edge
+  by a terminal whose line wrapping a reply switched off), each line between bars, a line that the
+  call itself breaks ended with ⏎, so that a wrap and a line break look different;
+* every character visible: a control character, an escape sequence, a zero-width or combining mark,
+  a bidirectional control is written as its escape (\\x1b, \\u200b), never obeyed or hidden; a wide
+  character counts two columns;
+* its length in characters, and every reason it is not plain, not only the first;
+* a call too long to show whole on one screen is not asked about: ``TooLong`` says why, and the gate
+  refuses it with that reason (the dangerous middle of a 4,000-character command would scroll off).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import unicodedata
+
+from .trace import escape_terminal_controls
+
+MARGIN = "    │ "
+LINE_BREAK = "⏎"
+QUESTION_LINES = 2  # the question itself, and a line for the answer to be typed under
+
+
+class TooLong(Exception):
+    """The call would not fit on one screen: the reason the gate gives instead of asking."""
+
+
+def terminal_size() -> tuple[int, int]:
+    size = shutil.get_terminal_size((80, 24))
+    return max(size.columns, 20), max(size.lines, 5)
+
+
+def visible(text: str) -> str:
+    """``text`` with nothing invisible or obeyed left: the terminal controls (course.trace), tabs, and
+    every zero-width, format or combining character as its escape. Newlines are kept (they break lines)."""
+    shown = escape_terminal_controls(text).replace("\t", "\\t")
+    return "".join(f"\\u{ord(character):04x}" if unicodedata.category(character) in ("Mn", "Me", "Cf", "Zl", "Zp")
+                   or unicodedata.combining(character) or character == LINE_BREAK else character for character in shown)
+
+
+def columns(character: str) -> int:
+    return 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text`` (already visible) in lines of at most ``width`` columns, every character kept in order;
+    a line the text itself ends is marked with LINE_BREAK."""
+    lines = []
+    physical = text.split("\n")
+    for number, line in enumerate(physical):
+        line += LINE_BREAK if number < len(physical) - 1 else ""
+        current, used = "", 0
+        for character in line:
+            if used + columns(character) > width:
+                lines.append(current)
+                current, used = "", 0
+            current += character
+            used += columns(character)
+        lines.append(current)
+    return lines
+
+
+def subject(tool: str, arguments: dict) -> str:
+    """What the person approves, as text: a command itself; any other call's arguments, one a line."""
+    if tool == "run_command" and isinstance(arguments.get("command"), str):
+        return arguments["command"]
+    return "\n".join(f"{name}: {json.dumps(value, ensure_ascii=False)}" for name, value in arguments.items())
+
+
+def screen(tool: str, arguments: dict, why: str, covers: str, size: tuple[int, int] | None = None) -> list[str]:
+    """The lines of the question, each within the terminal's width; the last is the prompt for the
+    answer. Raises TooLong when they would not fit on one screen."""
+    width, rows = size or terminal_size()
+    room = width - len(MARGIN)
+    text = subject(tool, arguments)
+    what = "the command" if tool == "run_command" else f"the {tool} call"
+    body = [MARGIN + line for line in wrapped(visible(text), room)]
+    # The words around the call are wrapped at blanks (textwrap); the call itself at any character.
+    reasons = textwrap.wrap(visible(f"why: {why}"), width, initial_indent="    ", subsequent_indent="      ",
+                            break_on_hyphens=False)
+    always = visible(covers)
+    choices = textwrap.wrap((f"allow [o]nce ({always})" if covers.startswith("once only")
+                             else f"allow [o]nce, [a]lways ({always})") + ", or [n]o (no, REASON):", width - 4,
+                            break_on_hyphens=False)
+    choices[-1] += " "
+    head = textwrap.wrap(f"? {visible(tool)}: {len(text)} characters, shown whole between the bars:", width - 2)
+    lines = ["  " + line for line in head] + body + reasons + ["    " + line for line in choices]
+    if len(lines) + QUESTION_LINES > rows:
+        raise TooLong(f"{what} is {len(text)} characters: at this terminal's {width} columns it takes "
+                      f"{len(body)} lines, and the question {len(lines) + QUESTION_LINES}, more than the "
+                      f"{rows} a screen shows at once, so no person was asked (a part would have scrolled "
+                      "off); split it into shorter commands")
+    return lines
