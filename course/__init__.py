@@ -36,6 +36,7 @@ _ON_FIRST_USE = {
     "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
     "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
     "argument_errors": "schema", "describe_parameters": "schema",
+    "why_refused": "replies", "unknown_stop_reason": "replies", "kept_pausing": "replies",
 }
 
 __all__ = [
@@ -43,7 +44,7 @@ __all__ = [
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
     "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
-    "stage_main", "summary",
+    "stage_main", "summary", "unknown_stop_reason", "why_refused", "kept_pausing",
 ]
 
 

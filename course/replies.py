@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from .schema import first_problem
+from .trace import escape_terminal_controls
 from .wire import MAX_DEPTH, sendable
 
 TOKENS = {"type": ["integer", "null"], "minimum": 0, "maximum": 10**9}  # 10**400 overflowed the price
@@ -107,3 +108,40 @@ def nesting(value) -> int:
             deepest = max(deepest, depth)
             stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+# What a refusal says of itself: stop_details names a policy category and explains it, or is null
+# (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons, "refusal"; the SDK's
+# RefusalStopDetails). The explanation "is not guaranteed to be stable": it is shown, never matched.
+def why_refused(reply) -> str:
+    """One line for a reply that ended with stop_reason refusal: the category and explanation of its
+    stop_details when the API sent them, then what a learner can do."""
+    details = getattr(reply, "stop_details", None)
+    details = details.to_dict() if hasattr(details, "to_dict") else details if isinstance(details, dict) else {}
+    said = "; ".join(str(part) for part in (details.get("category"), details.get("explanation")) if part)
+    said = " ".join(said.split())[:300]  # one line, of a readable length
+    return (f"the model declined to go on ({escape_terminal_controls(said)})" if said else "the model declined to go on"
+            ) + "; rephrase the task or try another model (the refused turn is not sent again)"
+
+
+def unknown_stop_reason(reason) -> str:
+    """One line for a stop_reason a stage does not know: the API may add values (the 2026-10-21
+    migration guide, https://platform.claude.com/docs/en/api/migration-2026-10-21, warns that
+    enum-like fields gain values), so it is quoted, and the run stops rather than guess."""
+    shown = escape_terminal_controls(" ".join(str(reason).split())[:80])
+    return (f"the reply ended with stop_reason {shown!r}, which this stage does not know; the history is kept "
+            "as it came, so a stage that knows it can go on from it")
+
+
+# A paused turn is sent back as it is to go on (pause_turn: a server-side loop hit its limit;
+# compaction: the API paused after writing a summary). Both docs bound it in a loop of their own.
+MAX_PAUSES = 5
+
+
+def kept_pausing(transitions: list, reason: str) -> str:
+    """Why to stop a turn the API paused MAX_PAUSES times in a row already (``transitions`` ending in
+    "turn_paused"), or "" to go on with it."""
+    if transitions[-MAX_PAUSES:] != ["turn_paused"] * MAX_PAUSES:
+        return ""
+    return (f"the API paused this turn {MAX_PAUSES + 1} times in a row ({escape_terminal_controls(str(reason))}); "
+            "run it again later, or split the task")

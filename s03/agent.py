@@ -1,14 +1,8 @@
-"""Stage s03: stop conditions.
-
-What this stage adds: the loop stops on its own, for a named reason: the model's end, a turn limit, a
-token budget, or no progress (the same call again and again, or failure after failure); a cut or refused
-reply ends the run with the history valid; every run's metrics go to the runs log. The failure it fixes:
-a model that repeats itself runs (and bills) forever ("An AI agent is a while loop inside").
-
-    take_turn:  turn limit? budget? ─► stop        ask ─► record ─► cut/refused? ─► stop
-                tool_use? ─no─► stop (end_turn)    act ─► write back ─► no progress? ─► stop
-    run: take turns until one says stop, then one line in the runs log
-
+"""Stage s03: stop conditions. The loop stops for a named reason: the model's end, a turn limit, a token budget,
+no progress (a call again and again, failure after failure), a cut, refused or unknown stop reason; a paused turn
+goes on; metrics go to the runs log. It fixes a loop that runs, and bills, forever ("An AI agent is a while loop inside").
+    take_turn:  limits? ─► stop   ask ─► record ─► paused? ─► go on   cut, refused, unknown? ─► stop
+                tool_use? ─no─► stop (end_turn)   act ─► write back ─► no progress? ─► stop
 Run it:  .venv/bin/python s03/agent.py "List the files" --max-turns 5 --token-budget 20000
 """
 
@@ -148,9 +142,9 @@ def text_of(reply: anthropic.types.Message) -> str:
 
 # --8<-- [start:state]
 # Why the loop goes on, and why it ended: named values, not strings to parse.
-Transition = Literal["tool_results_written"]
-StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal",
-                     "stop_sequence", "api_error"]
+Transition = Literal["tool_results_written", "turn_paused"]
+StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal", "stop_sequence",
+                     "api_error", "model_context_window_exceeded", "kept_pausing", "unknown_stop_reason"]
 
 
 @dataclass(frozen=True)
@@ -217,11 +211,14 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     trace("assistant", state.messages[-1])
     save(state)  # the calls are on disk before they run: a killed run will not run them twice
     calls = tool_calls(reply)                                         # 3. does it ask for tools?
-    if reply.stop_reason in ("max_tokens", "refusal"):
+    if reply.stop_reason in ("pause_turn", "compaction") and not calls:  # the reply goes back as it is, to go on
+        paused = course.kept_pausing(state.transitions, reply.stop_reason)  # "" unless it pauses again and again
+        return stop(state, "kept_pausing", text_of(reply), trace, paused) if paused else carry_on(state, "turn_paused", trace)
+    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):  # cut (a cut call is not run), refused, unknown
         why = why_it_ended(reply, state.messages[:-1])
-        # A cut tool_use has unfinished arguments: answer it without running it.
         answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
-        return stop(state, reply.stop_reason, text_of(reply), trace, why)
+        ended = reply.stop_reason if reply.stop_reason in CUT_OR_REFUSED else "unknown_stop_reason"
+        return stop(state, ended, text_of(reply), trace, why)
     if not calls:
         return stop(state, reply.stop_reason, text_of(reply), trace)  # the model's own end
     results = [tool_result(workspace, call) for call in calls]       # 4. act, on every call
@@ -231,7 +228,6 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress."""
     if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
@@ -246,12 +242,14 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 
 CUT_OR_REFUSED = {
     "max_tokens": "the reply was cut at max_tokens; raise MAX_TOKENS or ask for a shorter answer",
-    "refusal": "the model declined to go on; rephrase the task or try another model",
+    "model_context_window_exceeded": "the reply was cut: the context window is full; start again with less",
+    "refusal": "",  # the API says why in stop_details (course.why_refused)
 }
 
 
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
-    return CUT_OR_REFUSED[reply.stop_reason]
+    explained = CUT_OR_REFUSED.get(reply.stop_reason) or course.unknown_stop_reason(reply.stop_reason)
+    return course.why_refused(reply) if reply.stop_reason == "refusal" else explained
 
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
@@ -363,7 +361,7 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
     """The calls of a run killed while they ran are answered as interrupted, never run again: a
     write or a command happens twice only if the model, told so, decides to repeat it."""
     last = state.messages[-1]
-    if last["role"] == "user":
+    if last["role"] == "user" and stop_reason != "refusal":  # a refused turn is never sent again as it is
         return  # the results are saved (or it is the task): the model is simply asked again
     calls = [block for block in last["content"] if block["type"] == "tool_use"]
     if not calls:

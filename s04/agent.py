@@ -238,9 +238,9 @@ def text_of(reply: anthropic.types.Message) -> str:
 
 # --8<-- [start:state]
 # Why the loop goes on, and why it ended: named values, not strings to parse.
-Transition = Literal["tool_results_written", "text_calls_recovered"]
-StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal",
-                     "stop_sequence", "api_error"]
+Transition = Literal["tool_results_written", "text_calls_recovered", "turn_paused"]
+StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal", "stop_sequence",
+                     "api_error", "model_context_window_exceeded", "kept_pausing", "unknown_stop_reason"]
 
 
 @dataclass(frozen=True)
@@ -307,11 +307,15 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     trace("assistant", state.messages[-1])
     save(state)  # the calls are on disk before they run: a killed run will not run them twice
     calls = whole_calls(reply)                                        # 3. does it ask for tools? (whole ones)
-    if reply.stop_reason == "refusal" or (reply.stop_reason == "max_tokens" and not has_whole_call(reply)):
+    if reply.stop_reason in ("pause_turn", "compaction") and not calls:  # the reply goes back as it is, to go on
+        paused = course.kept_pausing(state.transitions, reply.stop_reason)  # "" unless it pauses again and again
+        return stop(state, "kept_pausing", text_of(reply), trace, paused) if paused else carry_on(state, "turn_paused", trace)
+    recovered = reply.stop_reason in CUT and has_whole_call(reply)  # a cut reply's whole calls are used
+    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence") and not recovered:  # cut, refused, unknown
         why = why_it_ended(reply, state.messages[:-1])
-        # A cut tool_use has unfinished arguments: answer it without running it.
         answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
-        return stop(state, reply.stop_reason, text_of(reply), trace, why)
+        ended = reply.stop_reason if reply.stop_reason in CUT_OR_REFUSED else "unknown_stop_reason"
+        return stop(state, ended, text_of(reply), trace, why)
     if not calls:
         written = calls_written_as_text(text_of(reply))
         if not written:
@@ -327,7 +331,6 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress."""
     if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
@@ -343,7 +346,8 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 CUT_OR_REFUSED = {
     "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
                    "whole tool call; ask for a shorter answer, or split the task"),
-    "refusal": "the model declined to go on; rephrase the task or try another model",
+    "model_context_window_exceeded": "the reply was cut: the context window is full; start again with less",
+    "refusal": "",  # the API says why in stop_details (course.why_refused)
     "echo": ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
              "chat template (a base model, or a server without the model's template, does this)"),
 }
@@ -352,7 +356,8 @@ CUT_OR_REFUSED = {
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
     """The explanation that fits: an echo is not a long answer, and more room would not help it."""
     echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
-    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
+    explained = CUT_OR_REFUSED.get("echo" if echo else reply.stop_reason) or course.unknown_stop_reason(reply.stop_reason)
+    return course.why_refused(reply) if reply.stop_reason == "refusal" else explained
 
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
@@ -462,7 +467,7 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
     """The calls of a run killed while they ran are answered as interrupted, never run again: a
     write or a command happens twice only if the model, told so, decides to repeat it."""
     last = state.messages[-1]
-    if last["role"] == "user":
+    if last["role"] == "user" and stop_reason != "refusal":  # a refused turn is never sent again as it is
         return  # the results are saved (or it is the task): the model is simply asked again
     calls = [block for block in last["content"] if block["type"] == "tool_use"]
     if not calls:
@@ -490,10 +495,13 @@ def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: st
     return reply
 
 
+CUT = ("max_tokens", "model_context_window_exceeded")  # the reply was cut short: for want of room, or of window
+
+
 def cut_call(reply: anthropic.types.Message) -> list:
-    """The tool_use the reply was cut in: its last block, when it stopped at max_tokens. Its input is unfinished."""
+    """The tool_use the reply was cut in: its last block, when it was cut short. Its input is unfinished."""
     last = reply.content[-1] if reply.content else None
-    return [last] if reply.stop_reason == "max_tokens" and last is not None and last.type == "tool_use" else []
+    return [last] if reply.stop_reason in CUT and last is not None and last.type == "tool_use" else []
 
 
 def whole_calls(reply: anthropic.types.Message) -> list:
@@ -508,14 +516,13 @@ def has_whole_call(reply: anthropic.types.Message) -> bool:
 
 def cut_call_result(call) -> dict:
     return {"type": "tool_result", "tool_use_id": call.id, "is_error": True,
-            "content": failure("cut_off", f"your reply was cut at max_tokens inside this {call.name} call, so it was not run",
+            "content": failure("cut_off", f"your reply was cut short inside this {call.name} call, so it was not run",
                                "make the call again, in a shorter reply")}
 
 
 def repeats_the_prompt(text: str, messages: list) -> bool:
     """Most of a reply copied from the request: what a small local base model does until max_tokens."""
     return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
-
 # --8<-- [end:cut]
 
 

@@ -10,10 +10,8 @@ a path with the resolver the file tools use too (course.paths). Every command ru
 kernel (course.confinement); where it cannot be, no command runs without a person.
 The failure it fixes: irreversible actions decided by the model. A system prompt that says "do not
 delete" is no defence ("Building an agent loop yourself"); a gate that reads command text loses to the shell.
-
     act:  call ─► valid? ─► gate.check: read the call ─► decide: deny, ask, allow, default ─► a person? ─► audit
                                  └─ a path that leads out, a deny, or an ask with no one to ask ─► is_error: why, instead
-
 Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
 """
 
@@ -42,9 +40,8 @@ else:            # run as a script, python s06/agent.py: its folder is first on 
 # --8<-- [start:constants]
 STAGE = "s06"
 MAX_TOKENS = 1024
-# A reply cut at max_tokens before any whole call is asked again with twice the room, up to this
-# (1024 -> 2048 -> 4096 -> 8192: three more calls at most, each billed). Every current Claude
-# model can write 8192 tokens; a reply still cut there is not a tool call worth waiting for.
+# A reply cut before any whole call is asked again with twice the room, up to this (three more calls at
+# most, each billed): every current Claude model can write 8192 tokens.
 MAX_TOKENS_CEILING = 8192
 MAX_RESULT_CHARS = 4000  # longer tool output is cut: it would ride along in every later request
 KEEP_RESULTS = 2          # the latest tool results stay whole; older ones are masked
@@ -64,8 +61,7 @@ SYSTEM_PROMPT = (
     "Before each tool call, say in one sentence why you make it."
 )
 
-# The descriptions are written for the model, not for a colleague: when to use the tool,
-# the form of its arguments, and what comes back.
+# Descriptions written for the model, not for a colleague: when to use a tool, its arguments, what comes back.
 TOOLS = [
     {"name": "list_files",
      "description": "List the entries of a folder in the workspace, one name a line; folders end with '/'. "
@@ -303,10 +299,9 @@ def ask(client: anthropic.Anthropic, model: str, messages: list, max_tokens: int
 
 
 def with_breakpoints(messages: list) -> list:
-    """The history as sent: a breakpoint on the latest block (the next call starts with all of it), and
-    one before the first tool result still whole (the end of the masked part: the next batch masks only
-    after it, so the cache is still read up to there). A copy: marks in the history would pile up past
-    the API's limit of four."""
+    """The history as sent (a copy: marks kept in the history would pile up past the API's four): a breakpoint
+    on the latest block (the next call starts with all of it), and one before the first tool result still
+    whole (the end of the masked part: the next batch masks only after it, so the cache is read up to there)."""
     sent = list(messages)
     first_whole = next((index for index, message in enumerate(sent) if message["role"] == "user"
                         and any(is_whole_result(block) for block in blocks_of(message))), None)
@@ -347,9 +342,9 @@ def text_of(reply: anthropic.types.Message) -> str:
 
 # --8<-- [start:state]
 # Why the loop goes on, and why it ended: named values, not strings to parse.
-Transition = Literal["tool_results_written", "text_calls_recovered"]
-StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal",
-                     "stop_sequence", "api_error"]
+Transition = Literal["tool_results_written", "text_calls_recovered", "turn_paused"]
+StopReason = Literal["end_turn", "max_turns", "token_budget", "no_progress", "max_tokens", "refusal", "stop_sequence",
+                     "api_error", "model_context_window_exceeded", "kept_pausing", "unknown_stop_reason"]
 
 
 @dataclass(frozen=True)
@@ -413,6 +408,10 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     try:
         prune(state, client, model, trace)                            # keep the prompt small
         reply = ask_for_whole_reply(state, client, model, trace)      # 1. ask (again, with room, if cut)
+        if reply.stop_reason == "model_context_window_exceeded" and not has_whole_call(reply):  # the window is full:
+            add_usage(state.usage, reply.usage)                       # the cut reply is dropped, but it was billed
+            prune(state, client, model, trace, full=True)             # prune whatever the triggers, and ask once more
+            reply = ask_for_whole_reply(state, client, model, trace)
     except anthropic.APIError as error:  # retries are spent: end the run, keep the history
         return stop(state, "api_error", "", trace, course.explain_api_error(error))
     state.turn_count += 1
@@ -423,11 +422,15 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     save(state)  # the calls are on disk before they run: a killed run will not run them twice
     trace("usage", reply.usage)                                       # the trace shows what the call cost
     calls = whole_calls(reply)                                        # 3. does it ask for tools? (whole ones)
-    if reply.stop_reason == "refusal" or (reply.stop_reason == "max_tokens" and not has_whole_call(reply)):
+    if reply.stop_reason in ("pause_turn", "compaction") and not calls:  # the reply goes back as it is, to go on
+        paused = course.kept_pausing(state.transitions, reply.stop_reason)  # "" unless it pauses again and again
+        return stop(state, "kept_pausing", text_of(reply), trace, paused) if paused else carry_on(state, "turn_paused", trace)
+    recovered = reply.stop_reason in CUT and has_whole_call(reply)  # a cut reply's whole calls are used
+    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence") and not recovered:  # cut, refused, unknown
         why = why_it_ended(reply, state.messages[:-1])
-        # A cut tool_use has unfinished arguments: answer it without running it.
         answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
-        return stop(state, reply.stop_reason, text_of(reply), trace, why)
+        ended = reply.stop_reason if reply.stop_reason in CUT_OR_REFUSED else "unknown_stop_reason"
+        return stop(state, ended, text_of(reply), trace, why)
     if not calls:
         written = calls_written_as_text(text_of(reply))
         if not written:
@@ -443,7 +446,6 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
-    """Go on, unless the history shows no progress."""
     if stuck := no_progress(state.messages, limits):
         return stop(state, "no_progress", text_of(reply), trace, stuck)
     return carry_on(state, reason, trace)
@@ -459,7 +461,8 @@ def carry_on(state: LoopState, reason: Transition, trace) -> bool:
 CUT_OR_REFUSED = {
     "max_tokens": (f"the reply was cut at max_tokens even with {MAX_TOKENS_CEILING} tokens of room, before any "
                    "whole tool call; ask for a shorter answer, or split the task"),
-    "refusal": "the model declined to go on; rephrase the task or try another model",
+    "model_context_window_exceeded": "the reply was cut: the context window is full; start again with less",
+    "refusal": "",  # the API says why in stop_details (course.why_refused)
     "echo": ("the model is repeating its prompt: it may not support chat or tools; check the model and its "
              "chat template (a base model, or a server without the model's template, does this)"),
 }
@@ -468,7 +471,8 @@ CUT_OR_REFUSED = {
 def why_it_ended(reply: anthropic.types.Message, messages: list) -> str:
     """The explanation that fits: an echo is not a long answer, and more room would not help it."""
     echo = reply.stop_reason == "max_tokens" and repeats_the_prompt(text_of(reply), messages)
-    return CUT_OR_REFUSED["echo" if echo else reply.stop_reason]
+    explained = CUT_OR_REFUSED.get("echo" if echo else reply.stop_reason) or course.unknown_stop_reason(reply.stop_reason)
+    return course.why_refused(reply) if reply.stop_reason == "refusal" else explained
 
 
 def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | None:
@@ -532,8 +536,7 @@ def add_usage(total: dict, usage) -> None:
 
 
 def prompt_size(usage) -> int:
-    """Every token of a prompt, read from the cache, written to it or neither: what must fit the window.
-    ``usage``: a reply's, or a run's sum (``LoopState.usage``, a dict)."""
+    """Every token of a prompt (of a reply's usage, or a run's dict), cached or not: what must fit the window."""
     part = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
     return sum(part(name) or 0 for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 # --8<-- [end:turn]
@@ -587,7 +590,7 @@ def answer_interrupted_calls(state: LoopState, stop_reason) -> None:
     """The calls of a run killed while they ran are answered as interrupted, never run again: a
     write or a command happens twice only if the model, told so, decides to repeat it."""
     last = state.messages[-1]
-    if last["role"] == "user":
+    if last["role"] == "user" and stop_reason != "refusal":  # a refused turn is never sent again as it is
         return  # the results are saved (or it is the task): the model is simply asked again
     calls = [block for block in last["content"] if block["type"] == "tool_use"]
     if not calls:
@@ -615,10 +618,13 @@ def ask_for_whole_reply(state: LoopState, client: anthropic.Anthropic, model: st
     return reply
 
 
+CUT = ("max_tokens", "model_context_window_exceeded")  # the reply was cut short: for want of room, or of window
+
+
 def cut_call(reply: anthropic.types.Message) -> list:
-    """The tool_use the reply was cut in: its last block, when it stopped at max_tokens. Its input is unfinished."""
+    """The tool_use the reply was cut in: its last block, when it was cut short. Its input is unfinished."""
     last = reply.content[-1] if reply.content else None
-    return [last] if reply.stop_reason == "max_tokens" and last is not None and last.type == "tool_use" else []
+    return [last] if reply.stop_reason in CUT and last is not None and last.type == "tool_use" else []
 
 
 def whole_calls(reply: anthropic.types.Message) -> list:
@@ -633,35 +639,33 @@ def has_whole_call(reply: anthropic.types.Message) -> bool:
 
 def cut_call_result(call) -> dict:
     return {"type": "tool_result", "tool_use_id": call.id, "is_error": True,
-            "content": failure("cut_off", f"your reply was cut at max_tokens inside this {call.name} call, so it was not run",
+            "content": failure("cut_off", f"your reply was cut short inside this {call.name} call, so it was not run",
                                "make the call again, in a shorter reply")}
 
 
 def repeats_the_prompt(text: str, messages: list) -> bool:
     """Most of a reply copied from the request: what a small local base model does until max_tokens."""
     return course.repeats_the_prompt(text, system=SYSTEM_PROMPT, tools=TOOLS, messages=messages)
-
 # --8<-- [end:cut]
 
 
 # --8<-- [start:prune]
-def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace) -> None:
-    """Before each call: past the trigger, mask old tool results in one batch; if the prompt is
-    still too big, summarise old turns. Each changes the prompt early on: the cache is written again."""
+def prune(state: LoopState, client: anthropic.Anthropic, model: str, trace, full: bool = False) -> None:
+    """Before each call: past the trigger, mask old tool results in one batch; if still too big, summarise old
+    turns (``full``: whatever the triggers). Each rewrites the prompt early on: the cache is written again."""
     estimate = estimate_prompt_tokens(state.messages)
-    if estimate > CLEAR_TRIGGER and (masked := mask_old_results(state.messages, KEEP_RESULTS, CLEAR_AT_LEAST)):
+    if (full or estimate > CLEAR_TRIGGER) and (masked := mask_old_results(state.messages, KEEP_RESULTS, 0 if full else CLEAR_AT_LEAST)):
         trace("note", f"masked {masked} old tool result(s) in one batch; the cache is written again from the first of them")
         estimate = estimate_prompt_tokens(state.messages)
-    if estimate > SUMMARY_THRESHOLD and summarise_old_turns(state, client, model):
+    if (full or estimate > SUMMARY_THRESHOLD) and summarise_old_turns(state, client, model):
         trace("note", f"summarised older turns: about {estimate} → {estimate_prompt_tokens(state.messages)} tokens; "
                       "the cache is written again from the first message")
         state.saved_messages = 0  # the history was rewritten: the next save writes it whole
 
 
 def mask_old_results(messages: list, keep: int, at_least: int = 0) -> int:
-    """Replace the content of all but the last ``keep`` tool results by a placeholder, in one batch,
-    if they hold at least ``at_least`` estimated tokens; else change nothing. Returns how many. Each
-    tool_result block stays, with its tool_use_id: every tool_use is still answered."""
+    """Replace the content of all but the last ``keep`` tool results by a placeholder, in one batch, if they hold at
+    least ``at_least`` estimated tokens (else change nothing); return how many. Every tool_use stays answered."""
     calls = {block["id"]: block for message in messages if message["role"] == "assistant"
              for block in message["content"] if block["type"] == "tool_use"}
     results = tool_results_in(messages)
@@ -709,7 +713,6 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
 
 def first_text(message: dict) -> str:
     return "".join(block.get("text", "") for block in blocks_of(message) if block.get("type") == "text")
-
 # --8<-- [end:prune]
 
 

@@ -113,7 +113,6 @@ NOT_A_REPLY = {
     "a huge integer with no label": (UNREADABLE["an integer of 5,000 digits"], None),
     "400-digit token counts": (b'{"content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1' + b"0" * 400
                                + b',"output_tokens":1}}', "application/json"),
-    "a block of an unknown type": (b'{"content":[{"type":"foo"}],' + USAGE + b"}", "application/json"),
     "one tool_use id twice": (b'{"content":[{"type":"tool_use","id":"a","name":"list_files","input":{}},'
                               b'{"type":"tool_use","id":"a","name":"list_files","input":{}}],' + USAGE + b"}",
                               "application/json"),
@@ -210,7 +209,6 @@ SCRIPTED_NOT_A_REPLY = {
     "a call id that is an object": [{"type": "tool_use", "id": {"a": 1}, "name": "list_files", "input": {}}],
     "one tool_use id twice": [{"type": "tool_use", "id": "a", "name": "list_files", "input": {}},
                               {"type": "tool_use", "id": "a", "name": "list_files", "input": {}}],
-    "a block of an unknown type": [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}],
 }
 
 
@@ -264,23 +262,26 @@ def test_a_redirect_is_not_followed_past_the_check(stage_name, workspace, monkey
     assert [message["role"] for message in result.messages] == ["user"]
 
 
-BLOCKS_NOT_SENT_BACK = {
-    "a thinking block": {"type": "thinking", "thinking": "hm", "signature": "x"},
-    "a redacted thinking block": {"type": "redacted_thinking", "data": "x"},
-    "a text block with cache_control": {"type": "text", "text": "hi", "cache_control": {"type": "persistent"}},
+BLOCKS_SENT_BACK = {  # block: as the stage records it and sends it back
+    "a thinking block": ({"type": "thinking", "thinking": "hm", "signature": "x", "extra": 1},
+                         {"type": "thinking", "thinking": "hm", "signature": "x"}),
+    "a redacted thinking block": ({"type": "redacted_thinking", "data": "x"}, {"type": "redacted_thinking", "data": "x"}),
+    "a text block with cache_control": ({"type": "text", "text": "hi", "cache_control": {"type": "persistent"}},
+                                        {"type": "text", "text": "hi"}),
 }
 
 
-@pytest.mark.parametrize("block", BLOCKS_NOT_SENT_BACK)
+@pytest.mark.parametrize("block", BLOCKS_SENT_BACK)
 @pytest.mark.parametrize("stage_name", each_stage("s02", "s05", "s06"))
-def test_blocks_and_fields_a_request_may_not_carry_back_are_dropped_and_the_run_goes_on(stage_name, block, workspace):
+def test_blocks_are_sent_back_with_only_the_fields_a_request_may_carry_and_the_run_goes_on(stage_name, block, workspace):
     stage = load_stage(stage_name)
     options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
     call = {"type": "tool_use", "id": "t1", "name": "list_files", "input": {}, "cache_control": {"type": "ephemeral"}}
-    client, requests = scripted_client([BLOCKS_NOT_SENT_BACK[block], call], DONE)
+    sent, recorded = BLOCKS_SENT_BACK[block]
+    client, requests = scripted_client([sent, call], DONE)
     result = stage.run("Look around", client=client, model="scripted", workspace=workspace, **options)
     assert result.stop_reason == "end_turn" and len(requests) == 2  # the history went back, and was taken
-    kept = [{"type": "text", "text": "hi"}] if block == "a text block with cache_control" else []
+    kept = [recorded] if recorded else []
     assert result.messages[1]["content"] == kept + [{"type": "tool_use", "id": "t1", "name": "list_files", "input": {}}]
 
 

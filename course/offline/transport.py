@@ -76,7 +76,6 @@ class OfflineTransport(httpx2.MockTransport):
         self._random = random.Random(self.faults.seed)
         self.prompt_cache = PromptCache()
         self.signatures = Signatures()   # the thinking blocks sent, to check the ones that come back
-        self.sent_types: set[str] = set()  # the block types sent, taken back in an assistant message
         self.api_version = LATEST_API_VERSION  # of the request being answered: its anthropic-version header
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
@@ -107,7 +106,7 @@ class OfflineTransport(httpx2.MockTransport):
         return httpx2.Response(status, json=ApiError(status, error_type, message).body(), headers={"retry-after-ms": "1"})
 
     def _check(self, body: dict, *, needs_max_tokens: bool) -> tuple[int, Script]:
-        validate_request(body, needs_max_tokens=needs_max_tokens, api_version=self.api_version, sent_types=self.sent_types)
+        validate_request(body, needs_max_tokens=needs_max_tokens, api_version=self.api_version)
         check_config(body)
         self.signatures.check(body)
         check_breakpoints(body)
@@ -157,7 +156,6 @@ class OfflineTransport(httpx2.MockTransport):
             if block["type"] == "tool_use" and "id" not in block:  # a script may name its own ids
                 block["id"] = f"toolu_{digest[:20]}{index:02d}"
         self.signatures.sign(content, digest[:16])
-        self.sent_types.update(block["type"] for block in content)
         message = {
             "id": f"msg_offline_{digest[:24]}",
             "type": "message",

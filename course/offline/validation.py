@@ -39,13 +39,11 @@ API_VERSIONS = ("2023-06-01", "2026-10-21")
 LATEST_API_VERSION = API_VERSIONS[-1]
 SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")  # gone in 2026-10-21
 USER_BLOCKS = ("text", "tool_use", "tool_result", "image", "document")
-# Blocks the API itself writes into a reply and takes back in an assistant message: thinking, the
-# server tools' calls and results (https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools)
-# and a compaction summary (https://platform.claude.com/docs/en/build-with-claude/compaction).
-ASSISTANT_BLOCKS = ("thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",
-                    "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result",
-                    "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use",
-                    "mcp_tool_result", "container_upload", "compaction")
+# An assistant message takes back the blocks the API writes into its replies: thinking, the server
+# tools' calls and results (https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools),
+# a compaction summary (https://platform.claude.com/docs/en/build-with-claude/compaction), and types
+# added since (enum-like fields gain values, says the 2026-10-21 migration guide). The offline model
+# cannot tell a type newer than this course from a wrong one, so it takes any type back there.
 
 
 class ApiError(Exception):
@@ -72,11 +70,9 @@ def _blocks(content) -> list:
     return list(content)
 
 
-def validate_request(body: dict, *, needs_max_tokens: bool = True, api_version: str = LATEST_API_VERSION,
-                     sent_types=()) -> None:
+def validate_request(body: dict, *, needs_max_tokens: bool = True, api_version: str = LATEST_API_VERSION) -> None:
     """Raise ApiError for the first rule the request breaks, like the API does, under ``api_version``
-    (the request's anthropic-version header). ``sent_types``: block types this API sent in its replies
-    (a scripted model's own included), taken back in an assistant message like the ones it knows."""
+    (the request's anthropic-version header)."""
     if api_version not in API_VERSIONS:
         raise invalid(f"anthropic-version: {api_version!r} is not a valid version; use one of {', '.join(API_VERSIONS)}")
     for field in ("model", "messages") + (("max_tokens",) if needs_max_tokens else ()):
@@ -95,7 +91,7 @@ def validate_request(body: dict, *, needs_max_tokens: bool = True, api_version: 
         if max_tokens < 1:
             raise invalid("max_tokens: Input should be greater than or equal to 1")
     _validate_tools(body.get("tools") or [])
-    _validate_messages(body["messages"], set(sent_types))
+    _validate_messages(body["messages"])
     if api_version >= "2026-10-21":
         _validate_2026_content(body["messages"])
 
@@ -129,7 +125,7 @@ def _validate_tools(tools: list) -> None:
         names.add(name)
 
 
-def _validate_messages(messages, sent_types: set) -> None:
+def _validate_messages(messages) -> None:
     if not isinstance(messages, list):
         raise invalid("messages: Input should be a valid list")
     if not messages:
@@ -160,7 +156,7 @@ def _validate_messages(messages, sent_types: set) -> None:
                 seen_ids.add(block.get("id"))
             elif kind == "tool_result" and role != "user":
                 raise invalid(f"messages.{index}.content.{position}: tool_result blocks are only allowed in user messages")
-            elif kind not in USER_BLOCKS and not (role == "assistant" and (kind in ASSISTANT_BLOCKS or kind in sent_types)):
+            elif kind not in USER_BLOCKS and role != "assistant":
                 raise invalid(f"messages.{index}.content.{position}.type: Input tag '{kind}' found using 'type' does not match any of the expected tags")
         _validate_results_follow_uses(messages, index)
 
