@@ -207,3 +207,32 @@ def test_a_recorded_run_bills_every_call_of_a_turn():
     assert view["totals"]["input"] == sum(map(prompt, map(viewer._usage, run.usages)))
     assert any(turn["calls"] > 1 for turn in view["turns"])
     assert len(view["turns"]) == run.result["turns"]
+
+
+@pytest.mark.stage("s05")
+def test_a_summary_that_rewrote_the_history_is_a_note_and_repeats_no_turn(tmp_path, monkeypatch):
+    s05 = load_stage("s05")
+    monkeypatch.setattr(s05, "SUMMARY_THRESHOLD", 1500)  # summarise within a dozen turns
+    workspace = course.prepare_workspace()
+    course.scenarios.ledger(workspace, 10)
+    result = s05.run(course.scenarios.LEDGER_TASK, model="offline-long-12", workspace=workspace, runs_log=False,
+                     transcript=tmp_path / "run.jsonl")
+    view = viewer.read_transcript(tmp_path / "run.jsonl")
+    assert [turn["number"] for turn in view["turns"]] == list(range(1, result.turns + 1))
+    assert sum(event["kind"] == "summary" for turn in view["turns"] for event in turn["before"]) >= 1
+    assert all(len(turn["results"]) <= 1 for turn in view["turns"])  # each ledger turn reads one file, shown once
+    assert view["totals"]["input"] == prompt(result.usage)
+
+
+def test_thinking_and_an_unpriced_model_are_shown_as_they_are():
+    reply = {"role": "assistant", "content": [{"type": "thinking", "thinking": "first, list", "signature": "x"},
+                                              {"type": "redacted_thinking", "data": "..."},
+                                              {"type": "server_tool_use", "id": "s1", "name": "web_search"}]}
+    view = viewer.view_of_records([
+        {"stage": "s05", "model": "qwen2.5-coder:7b", "turn": 0, "usage": {"input_tokens": 0, "output_tokens": 0},
+         "stop_reason": None, "transitions": [], "messages": [{"role": "user", "content": "task"}]},
+        {"turn": 1, "usage": {"input_tokens": 90, "output_tokens": 10}, "stop_reason": "end_turn", "transitions": [],
+         "messages": [reply]}])
+    assert [block["type"] for block in view["turns"][0]["blocks"]] == ["thinking", "thinking", "other"]
+    assert view["turns"][0]["blocks"][0]["text"] == "first, list"
+    assert view["priced_as"] is None and view["totals"] == {"input": 90, "output": 10, "cost": None}
