@@ -459,7 +459,7 @@ def run_comparison(stages: list[str], task: str, options: dict) -> str:
         if result is None:
             raise PlaceholderError(f"the run on {stage} returned no result to compare")
         usage = result["usage"]
-        rows.append([f"{stage} {viewer.link(run_view_id(stage, task, options), '▶')}", f"`{result['stop_reason']}`",
+        rows.append([f"{stage}&nbsp;{viewer.link(run_view_id(stage, task, options), '▶')}", f"`{result['stop_reason']}`",
                      result["turns"], f"{usage['input_tokens']:,}",
                      f"{usage['output_tokens']:,}", inline_html(result["answer"] or "(no text)")])
     return markdown_table(["stage", "stop reason", "turns", "input tokens", "output tokens", "answer"], rows,
@@ -502,7 +502,7 @@ def with_run_links(table: str) -> str:
         cells = line.strip().strip("|").split("|")
         name = cells[0].strip().strip("`")
         if len(cells) == len(stages) + 1:
-            cells[1:] = [f"{cell.rstrip()} {viewer.link(cell_view_id(stage, name), '▶')} "
+            cells[1:] = [f"{cell.rstrip()}&nbsp;{viewer.link(cell_view_id(stage, name), '▶')} "  # ▶ kept with the cell's last word
                          if cell.strip() and cell_view_id(stage, name) in views else cell
                          for stage, cell in zip(stages, cells[1:])]
         linked.append("|" + "|".join(cells) + "|")
@@ -535,7 +535,7 @@ def compare_table(stages: list[str], names: list[str]) -> str:
         cells = []
         for stage in stages:
             row = ladder_cell(stage, scenario)
-            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens "
+            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens&nbsp;"
                          f"{viewer.link(cell_view_id(stage, name), '▶')}")
         rows.append([f"`{name}`"] + cells)
     return markdown_table(["scenario"] + stages, rows, align="l" * (len(stages) + 1))
