@@ -339,7 +339,7 @@ def test_the_stop_chapter_shows_each_stop(site):
     limits = importlib.import_module("s03.agent").Limits()
     assert f"called {limits.max_repeats} times in a row" in text
     assert f"the last {limits.max_consecutive_errors} tool calls failed" in text
-    assert ("max_turns", 5) in [answer[:2] for answer in answers(text)]  # max_turns=5 in the placeholder
+    assert ("max_turns", 3) in [answer[:2] for answer in answers(text)]  # max_turns=3 in the placeholder
     assert ("max_tokens", 1) in [answer[:2] for answer in answers(text)]
     assert "answer (max_tokens, 1 turn," in text  # one turn, not "1 turns"
 

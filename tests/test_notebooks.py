@@ -11,6 +11,7 @@ model. It talks to this process over loopback, which conftest's socket guard all
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -116,6 +117,50 @@ def test_notebook_names_articles_by_their_titles(path):
     assert not labels, f"{relative(path)} says {labels}: name the article by its title"
 
 
+# The code each notebook shows before it runs it: (the stage's module, its central functions).
+CENTRAL_CODE = {"s00": ("agent", ["run_tool", "tool_result", "run"]), "s01": ("agent", ["run"]),
+                "s02": ("agent", ["take_turn", "run"]), "s03": ("agent", ["limit_reached", "no_progress"]),
+                "s04": ("agent", ["run_tool"]), "s05": ("agent", ["prune", "mask_old_results"]),
+                "s06": ("permissions", ["decide"])}
+
+
+def function_source(path: Path, name: str) -> str:
+    """A top-level function's source, read off the file (as inspect.getsource gives it)."""
+    text = path.read_text(encoding="utf-8")
+    node = next(node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef) and node.name == name)
+    return "\n".join(text.splitlines()[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
+
+
+def test_every_stage_notebook_names_its_central_code():
+    assert sorted(CENTRAL_CODE) == STAGES
+
+
+def assert_shows_its_central_code_before_running_it(path: Path, notebook) -> None:
+    stage = path.parent.name
+    module, names = CENTRAL_CODE[stage]
+    sources = [function_source(ROOT / stage / f"{module}.py", name) for name in names]
+
+    def shown(cell) -> str:
+        return "".join(output.get("data", {}).get("text/plain", "") + output.get("text", "")
+                       for output in cell.get("outputs", []))
+    code = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+            and all(source in shown(cell) for source in sources)]
+    assert code, f"{relative(path)} never shows {', '.join(names)} as {stage}/{module}.py has it"
+    called = re.compile(rf"\b{module}\.({'|'.join(names)})\(")
+    calls = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and called.search(cell.source)]
+    assert not calls or code[0] < calls[0], f"{relative(path)} runs {names} before it shows them"
+
+
+def test_the_loop_notebook_walks_the_five_steps_one_cell_each():
+    notebook = nbformat.read(ROOT / "s01" / "s01_closed_loop.ipynb", as_version=4)
+    steps = [("# 1. ask", "agent.ask("), ("# 2. record the reply", "agent.assistant_message("),
+             ("# 3. does it ask for tools?", "agent.tool_calls("), ("# 4. act", "agent.tool_result("),
+             ("# 5. write every result back", '"role": "user"')]
+    cells = [next((index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+                   and comment in cell.source and call in cell.source), None) for comment, call in steps]
+    assert None not in cells and cells == sorted(set(cells)), f"the five steps, one cell each and in order: {cells}"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
 def test_notebook_runs_top_to_bottom_offline(path):
     notebook = nbformat.read(path, as_version=4)
@@ -128,6 +173,7 @@ def test_notebook_runs_top_to_bottom_offline(path):
                       for output in cell.outputs)
     if "model in use:" in printed:
         assert "model in use: offline" in printed, "the notebook's kernel did not run on the offline model"
+    assert_shows_its_central_code_before_running_it(path, notebook)
 
 
 # ---------------------------------------------------------------- what `make lab` serves
