@@ -85,7 +85,7 @@ def stage_main(stage: str, run, argv=None, *, limits=None) -> int:
     ``limits``: the stage's Limits dataclass (s03 on); each of its fields becomes an option
     (max_turns: --max-turns N), and the limits given go to ``run(limits=...)``. A stage whose ``run`` takes
     ``resume`` (s02 on) also gets ``--resume RUN|PATH|last``; every stage gets ``--faults``,
-    ``--seed`` and ``--retries``, which shape the client built here.
+    ``--seed``, ``--retries`` and ``--thinking BUDGET``, which shape the client built here.
 
     Without ``--workspace``, the run works in a fresh copy of the sample, made here; it is removed
     when the run is over for good (it ended on its own, or its stage cannot resume), unless
@@ -123,6 +123,8 @@ def _stage_main(stage: str, run, argv, limits, ending: "Ending") -> int:
                         help="offline model only: answer this share of API requests with a transient error (e.g. 0.3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the injected faults (default 0)")
     parser.add_argument("--retries", type=int, help="how often the SDK retries a failed request (default 2; 0: never)")
+    parser.add_argument("--thinking", metavar="BUDGET", type=int,
+                        help="turn extended thinking on, with this many tokens to think (at least 1024)")
     limit_names = add_limit_options(parser, limits) if limits else []
     args = parser.parse_args(argv)
     if resumable and (args.task is None) == (args.resume is None):
@@ -283,7 +285,7 @@ def answer_text(result, *, workspace: str | None = None) -> str:
 
 def client_for(args) -> "anthropic.Anthropic | None":
     """The client --faults and --retries ask for, or None to let the stage build its own."""
-    if args.faults is None and args.retries is None:
+    if args.faults is None and args.retries is None and getattr(args, "thinking", None) is None:
         return None
     if args.retries is not None and args.retries < 0:
         raise CourseError(f"--retries must be 0 or more, got {args.retries}")
@@ -297,6 +299,8 @@ def client_for(args) -> "anthropic.Anthropic | None":
         raise CourseError(f"--faults works with the offline model only, and {model!r} is not one: drop --faults, "
                           "or add --model offline")
     options = {"faults": faults} if faults else {}
+    if getattr(args, "thinking", None) is not None:  # the budget is added to every request (course.client.WithThinking)
+        options["thinking"] = args.thinking
     return make_client(model, max_retries=2 if args.retries is None else args.retries, **options)
 
 
