@@ -513,7 +513,7 @@ def ladder_part() -> str:
     """The ladder's table, and whether its rule holds (``python -m course ladder`` says the same)."""
     # course.ladder.run_ladder(), cell by cell, so that the chapters' tables reuse these runs.
     rows = [ladder_cell(stage, scenario) for scenario in scenarios.SCENARIOS for stage in ladder.stage_names()]
-    table = with_run_links(ladder.markdown(rows).rstrip("\n"))
+    table = with_run_links(ladder.markdown(rows, colour=True).rstrip("\n")) + "\n\n" + ladder.outcome_legend()
     violations = ladder.rule_violations(rows)
     if not violations:
         return table + ("\n\nThe rule holds: every stage turns at least one scenario of the stage before it "
