@@ -114,7 +114,7 @@
     add(section, el("h3", "", title));
     var ul = add(section, el("ul", "v-events"));
     list.forEach(function (event) {
-      var marks = { transition: "↻ continue: ", gate: "⛔ gate: ", resumed: "⟳ ", summary: "✂ ", killed: "✝ " };
+      var marks = { transition: "↻ continue: ", gate: "gate: " };
       add(ul, el("li", "v-event v-event-" + String(event.kind).replace(/[^a-z]/g, ""),
                  (marks[event.kind] || "· ") + event.text));
     });
