@@ -271,7 +271,7 @@ def failed_call(stage: str) -> str:
     if failed is None:
         raise PlaceholderError(f"the run of {stage} on {FAILING_TASK!r} made no call that failed")
     call = calls[failed["tool_use_id"]]
-    shown = "\n".join(json.dumps(block, ensure_ascii=False) for block in
+    shown = "\n".join(json.dumps(block, ensure_ascii=False, indent=2) for block in
                       ({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["input"]}, failed))
     lines = ["**3. What does a failed tool call return to the model?**", "",
              f"A `tool_result` with `is_error` set, in the next user message, and the run goes on. Here is the "

@@ -88,7 +88,8 @@ def page_tables(site: Path, page: str) -> list[list[list[str]]]:
     """The tables of a built page's article: each a list of rows, each row a list of cell texts."""
     raw = (site / page / "index.html").read_text(encoding="utf-8")
     article = raw[raw.index("<article"):raw.index("</article>")]
-    return [[[html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+    # A cell's run may end with a link to it in the trace viewer (▶): a link, not the cell's text.
+    return [[[html.unescape(re.sub(r"<[^>]+>", "", cell)).strip().removesuffix("▶").strip()
               for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
              for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
             for table in re.findall(r"<table>(.*?)</table>", article, re.S)]
@@ -326,7 +327,7 @@ def test_the_state_chapter_shows_transitions_and_the_outage_s01_loses(site):
     assert stopped and stopped[0][1] >= 1, "the outage should strike after at least one turn"
     outage = {row[0]: row[1:] for row in table_with(site, "ladder", "scenario")}["outage"]
     stages = table_with(site, "ladder", "scenario")[0][1:]
-    assert [outage[stages.index(stage)] for stage in ("s00", "s01")] == ["crashed", "crashed"]
+    assert all("crashed" in outage[stages.index(stage)] for stage in ("s00", "s01"))  # the cell may add a symbol
     # From s02 on, the ladder resumes the stopped run (its transcript) as the API recovers.
     assert all(cell.startswith("completed") for cell in outage[stages.index("s02"):])
 
@@ -356,7 +357,7 @@ def test_the_stop_chapter_shows_what_the_stops_save(site):
     rows = {row[0]: row[1:] for row in table_with(site, "s03-stop-conditions", "scenario")[1:]}
     for scenario in ("looping", "long-budget"):
         before, after = rows[scenario]
-        assert before.startswith("runaway") and after.startswith("stopped")
+        assert "runaway" in before and "stopped" in after  # the cell may add a symbol
         billed = [number(re.search(r"([\d,]+) input tokens", cell).group(1)) for cell in (before, after)]
         assert billed[1] < billed[0]
 
