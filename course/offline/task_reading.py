@@ -147,10 +147,11 @@ _EN_WRITE = [
     r"(?:with|containing|that\s+says|saying|reading)\s+(?:the\s+(?:text|contents?|line|words?)\s*:?\s*)?(?P<text>.+?)[.!]?$",
     r"\b(?:write|save|put|add)\s+(?:to|into|in)\s+{file}\s*:?\s+(?:the\s+(?:text|line|words?)\s+)?(?P<text>.+?)[.!]?$",
     r"\b(?:make|have|let)\s+{file}\s+(?:say|read|contain)\s+(?P<text>.+?)[.!]?$",
+    r"{file},?\s+(?:and|then)\s+(?:write|put|save|add)\s+(?:the\s+(?:text|words?|line)\s+)?(?P<text>.+?)\s+(?:in|into|to)\s+it\b",
 ]
 _JA_WRITE = [
-    r"{file}\s*(?:に|へ|の中に)\s*(?P<text>.+?)\s*(?:と|って)\s*(?:書(?!いてあ|かれ)|記|保存|入力|入れ|追記|追加)",
-    r"{file}\s*(?:に|へ|の中に)\s*(?P<text>.+?)\s*を\s*(?:書(?!いてあ|かれ)|記|保存|入力|入れ|追記|追加)",
+    r"{file}\s*(?:という(?:名前の)?ファイル)?\s*(?:に|へ|の中に)\s*(?P<text>.+?)\s*(?:と|って)\s*(?:書(?!いてあ|かれ)|記|保存|入力|入れ|追記|追加)",
+    r"{file}\s*(?:という(?:名前の)?ファイル)?\s*(?:に|へ|の中に)\s*(?P<text>.+?)\s*を\s*(?:書(?!いてあ|かれ)|記|保存|入力|入れ|追記|追加)",
     r"^(?P<text>.+?)\s*(?:と|を)\s*{file}\s*(?:に|へ)\s*(?:書(?!いてあ|かれ)|保存|記|入れ|追記|追加)",
     r"^(?P<text>.+?)\s*と(?:いう内容|書いた|書かれた|だけ書いた)[^\s]*?\s*(?:の)?\s*(?:ファイル\s*)?{file}",
     r"{file}\s*(?:という(?:名前の)?ファイル)?\s*を(?:作|作成)(?:って|し(?:て)?)[、,]?\s*(?:(?:中身|内容)\s*[はを]\s*)?(?P<text>.+?)\s*(?:と|に)\s*(?:書|し)",

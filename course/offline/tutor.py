@@ -533,6 +533,24 @@ def read_field(c: Conversation, path: str, question: str) -> Reply:
     return Reply().text(c.say(f"{path} holds these fields: {listing}.", f"{path} の項目は次のとおりです: {listing}。"))
 
 
+OPEN_ITEMS = re.compile(r"\b(?:left|open|remaining|undone|not (?:yet )?done|pending|unfinished|still to do)\b"
+                        r"|終わっていない|終わってない|未完了|残り|残って|まだ", re.I)
+DONE_ITEMS = re.compile(r"\b(?:done|finished|completed|checked|ticked)\b|済|完了|終わった", re.I)
+CHECKBOX = re.compile(r"^\s*[-*+]\s*\[([ xX])\]")
+
+
+def checklist_items(lines: list[str], question: str) -> list[str]:
+    """The open or the done items of a Markdown checklist ("- [ ] ...", "- [x] ..."), if that is what is asked."""
+    boxes = [(line, CHECKBOX.match(line)) for line in lines]
+    if not any(box for _, box in boxes):
+        return []
+    if OPEN_ITEMS.search(question):
+        return [line for line, box in boxes if box and box.group(1) == " "]
+    if DONE_ITEMS.search(question):
+        return [line for line, box in boxes if box and box.group(1) in "xX"]
+    return []
+
+
 def answer_question(c: Conversation, path: str, question: str) -> Reply:
     """Say what a file holds: the lines that share a word with the question, or the file itself."""
     text, failed, offset = file_read(c, path)
@@ -545,7 +563,8 @@ def answer_question(c: Conversation, path: str, question: str) -> Reply:
         return Reply().text(_failure(c, path, failed))
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     wanted = set(words_asked_about(question, [path]))
-    relevant = [line for line in lines if wanted & {normalised(word) for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", line)}]
+    relevant = checklist_items(lines, question) or [
+        line for line in lines if wanted & {normalised(word) for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", line)}]
     if relevant:
         quoted = relevant[:QUOTED_LINES]
         intro = c.say(f"What {path} says about it:", f"{path} のうち、質問にかかわる行です:")
