@@ -260,8 +260,9 @@ class Recording:
                 builder.results(payload)
             elif kind == "transition":
                 builder.transition(payload)
-            elif kind == "stop":
+            elif kind == "stop":  # an attempt's end; a run resumed after it goes on below
                 explanation = payload
+                builder.after("stop", f"stopped: {payload}")
             elif kind == "resumed":
                 builder.note("resumed", f"resumed from the transcript after turn {payload['turn_count']}")
             elif kind == "note":
@@ -278,6 +279,9 @@ class Recording:
             more = prices.cost(builder.model, {k: sum(u[k] for u in extra) for k in extra[0]})
             if last["cost"] is not None and more is not None:
                 last["cost"] = round(last["cost"] + more, 8)
+        last = next((turn["after"] for turn in reversed(builder.turns) if turn["after"]), [])
+        if explanation is not None and last and last[-1]["kind"] == "stop":
+            last.pop()  # the run's own end: the view's stop says it
         if raised is not None:
             import anthropic
 
@@ -389,6 +393,8 @@ def view_of_records(records: list[dict], *, shown_chars: int = SHOWN_CHARS, sour
     for number, record in enumerate(records):
         if number and "model" in record:
             resumed = True
+            if records[number - 1]["stop_reason"]:
+                builder.note("stop", f"stopped: {records[number - 1]['stop_reason']}")
             builder.note("resumed", f"resumed from the transcript after turn {record['turn']}"
                          + (f", on {record['model']}" if record.get("model") != builder.model else ""))
         new, at = record["messages"], record.get("from")
