@@ -146,12 +146,11 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
             acted += [] if str(found.relative_to(root)) in acted else [str(found.relative_to(root))]
             if target != found and target.is_relative_to(root) and str(target.relative_to(root)) not in leads:
                 leads.append(str(target.relative_to(root)))
-    # A hard link is another name for the same inode: the hidden file itself is not one, and neither is a
-    # symbolic link to it (its target is in ``leads``, where the rules see it by its own name).
-    secrets, names = {inode_of(path) for path in hidden} - {None}, {Path(os.path.abspath(path)) for path in hidden}
+    # A hard link is a second name for one file: a file with one name is none (the hidden file itself,
+    # which its rule names), and neither is a symbolic link (its target is in ``leads``, for the rules).
+    secrets = {inode_of(path) for path in hidden} - {None}
     same = next((f"{name!r} is the same file as one a deny rule covers (a hard link)" for name in acted + leads
-                 if secrets and (root / name) not in names and not (root / name).is_symlink()
-                 and inode_of(root / name) in secrets), "")
+                 if secrets and links_of(root / name) > 1 and inode_of(root / name) in secrets), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
     return Subjects(acted or [""], leads, same, overwrites)
 

@@ -177,12 +177,17 @@ def classify(tree: tree_sitter.Tree) -> Reading:
                    programs=programs, words=words)
 
 
+MOST_REASONS = 12  # a person reads every reason a command is not plain, up to this many (and how many more)
+
+
 def plain_commands(root) -> tuple[list[list[str]] | None, str]:
-    """The commands of a plain tree, each as its words; or None and what is not plain."""
+    """The commands of a plain tree, each as its words; or None and every way it is not plain (a person
+    approving it should see the redirection in its middle, not only the subshell at its start)."""
+    problems = []
     if root.has_error:
-        return None, "the shell grammar cannot read it completely (a parse error)"
+        problems.append("the shell grammar cannot read it completely (a parse error)")
     if TWO_READINGS.search(root.text.decode(errors="replace")):
-        return None, "it holds a line continuation or a control character, which sh and the grammar read differently"
+        problems.append("it holds a line continuation or a control character, which sh and the grammar read differently")
     commands = []
     stack = list(root.children)
     while stack:
@@ -190,15 +195,25 @@ def plain_commands(root) -> tuple[list[list[str]] | None, str]:
         if node.type == "command":
             words = plain_words(node)
             if words is None:
-                return None, f"{node.text.decode(errors='replace')!r} is not plain words"
-            commands.append(words)
+                problems.append(f"{course.shorten(node.text.decode(errors='replace'), 60)!r} is not plain words")
+            else:
+                commands.append(words)
         elif node.type in PLAIN_JOINS:
             stack[:0] = node.children
-        else:
-            return None, f"it holds {describe(node)}; only plain words joined by && || ; | run without a person"
+        elif node.type != "ERROR":
+            problems.append(f"it holds {describe(node)}")
+    if problems:
+        return None, joined(problems) + "; only plain words joined by && || ; | run without a person"
     if not commands:
         return None, "it runs no command"
     return commands, ""
+
+
+def joined(reasons: list[str]) -> str:
+    """Every reason, each once, in order; past MOST_REASONS, how many more there are."""
+    reasons = list(dict.fromkeys(reasons))
+    more = f"; and {len(reasons) - MOST_REASONS} more" if len(reasons) > MOST_REASONS else ""
+    return "; ".join(reasons[:MOST_REASONS]) + more
 
 
 def plain_words(command) -> list[str] | None:
@@ -412,15 +427,12 @@ def why_not_safe(workspace: Path, reading: Reading, covered: Callable[[str], boo
     if not reading.plain:
         return f"it is not a plain command: {reading.why_not}"
     secrets = frozenset(course.paths.inode_of(path) for path in hidden) - {None}
-    for words in reading.commands:
+    problems = []
+    for words in reading.commands:  # every reason, for the person who is asked
         safe, why, paths = safe_use(words)
-        if not safe:
-            return why
-        for path in paths:
-            problem = course.paths.operand_problem(workspace, path, covered, secrets)
-            if problem:
-                return problem
-    return ""
+        problems += [] if safe else [why]
+        problems += [problem for path in paths if (problem := course.paths.operand_problem(workspace, path, covered, secrets))]
+    return joined(problems) if problems else ""
 
 
 def safe_use(words: list[str]) -> tuple[bool, str, list[str]]:

@@ -245,9 +245,10 @@ class Gate:
 
             command = course.shell_reading.read(workspace, arguments["command"], covered=denied, hidden=hidden)
             reason = self.confinement.reason if self.confinement is not None else "it was not probed"
-            unconfined = f"kernel confinement is not available ({reason}), so no command runs without a person"
+            unconfined = "" if self.confined else f"kernel confinement is not available ({reason}), so no command runs without a person"
+            unsafe = "; ".join(reason for reason in (command.unsafe, unconfined) if reason)  # every reason, for the person
             return Call(name, RISK[name], [command.text], refused=command.refused, command=command,
-                        unsafe=command.unsafe or ("" if self.confined else unconfined), once_only=command.once_only)
+                        unsafe=unsafe, once_only=command.once_only)
         found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden)
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
         # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.

@@ -1,0 +1,187 @@
+"""s06: what other programs run without being asked is never written, created, moved or deleted unasked.
+
+Version-control metadata, editor and environment-manager configs, shell and Python startup files
+(course.paths.RUN_LATER) are code the user's next `git status`, editor or Python runs, outside every
+confinement. With the default rules and no person, each file tool's write there is denied, with a
+reason the model can read; a command gets them read-only from the kernel, and one it creates is
+removed once it ends. The Python that runs the harness is never written, wherever it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import course
+import course.confinement
+import course.paths
+from s06_world import Person, gate, play, s06, world  # noqa: F401
+
+pytestmark = pytest.mark.stage("s06")
+
+FSMONITOR = "[core]\n\tfsmonitor = touch /tmp/pwned-by-fsmonitor\n"
+
+
+def verdict(workspace, tool, arguments, person=None):
+    return gate(person).check(workspace, tool, arguments)
+
+
+# Each a write that, left to run, puts code where a program runs it later; all with no person.
+WRITES = {
+    "a new .git/commondir": ("write_file", {"path": ".git/commondir", "content": "../evil\n"}),
+    "a .git config naming an fsmonitor": ("write_file", {"path": ".git/config", "content": FSMONITOR}),
+    "a .git file (a gitdir pointer)": ("write_file", {"path": ".git", "content": "gitdir: evil\n"}),
+    "a hook of a repository a folder down": ("write_file", {"path": "sub/.git/hooks/post-checkout", "content": "x"}),
+    "a .git spelled in capitals": ("write_file", {"path": ".GIT/config", "content": FSMONITOR}),
+    "a VS Code task run on opening": ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}),
+    "a JetBrains run configuration": ("write_file", {"path": ".idea/workspace.xml", "content": "<x/>"}),
+    "a direnv file": ("write_file", {"path": ".envrc", "content": "touch /tmp/x"}),
+    "a tool-versions path version": ("write_file", {"path": ".tool-versions", "content": "python path:/tmp/x"}),
+    "a pre-commit config": ("write_file", {"path": ".pre-commit-config.yaml", "content": "repos: []"}),
+    "a .pth in a site-packages": ("write_file", {"path": "venv/lib/python3.12/site-packages/x.pth",
+                                                  "content": "import os; os.system('x')"}),
+    "a sitecustomize": ("write_file", {"path": "lib/sitecustomize.py", "content": "import os"}),
+    "a bashrc": ("write_file", {"path": ".bashrc", "content": "x"}),
+    "Claude Code's settings": ("write_file", {"path": ".claude/settings.json", "content": "{}"}),
+    "a file moved into .git": ("move_file", {"source": "memo.md", "destination": ".git/hooks/pre-commit"}),
+    "a file moved to be .envrc": ("move_file", {"source": "memo.md", "destination": ".envrc"}),
+    "a .gitmodules deleted": ("delete_file", {"path": ".gitmodules"}),
+    "a hook written through a link to .git": ("write_file", {"path": "git-link/hooks/pre-commit", "content": "x"}),
+}
+
+
+@pytest.fixture
+def repository(world):
+    """The workspace as a git work tree: a .git folder with a config, a .gitmodules, a link to .git."""
+    (world / ".git" / "hooks").mkdir(parents=True)
+    (world / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (world / ".gitmodules").write_text("")
+    (world / "git-link").symlink_to(".git", target_is_directory=True)
+    return world
+
+
+@pytest.mark.parametrize("attack", WRITES)
+def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(repository, attack):
+    tool, arguments = WRITES[attack]
+    before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
+    results, _ = play(repository, [(tool, arguments)])
+    assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
+    assert "runs later, outside every confinement" in json.loads(results[0]["content"])["message"]
+    after = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
+    assert after == before
+
+
+def test_a_person_is_asked_and_shown_why(repository):
+    person = Person(("deny", "not there"))
+    found = verdict(repository, "write_file", {"path": ".git/config", "content": FSMONITOR}, person)
+    assert found.decision == "deny" and len(person.asked) == 1
+    assert ".git: git runs what its metadata names" in person.asked[0][2]
+
+
+def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
+    assert verdict(repository, "read_file", {"path": ".git/config"}).decision == "allow"
+    assert verdict(repository, "write_file", {"path": "gitnotes.md", "content": "x"}).decision == "allow"
+    assert verdict(repository, "write_file", {"path": "docs/vscode.md", "content": "x"}).decision == "allow"
+
+
+# ---------------------------------------------------------------- commands: the kernel
+
+@pytest.fixture
+def confined():
+    found = course.confinement.probe()
+    if not found.available:
+        pytest.skip(found.reason)
+    return found
+
+
+def run(command, workspace, **options):
+    return course.confinement.run_confined(command, workspace, **options)
+
+
+def test_an_existing_git_folder_is_read_only_to_a_command(confined, repository):
+    finished = run("echo x >> .git/config; touch .git/hooks/post-checkout; mv .git/config .git/c2; rm -rf .git; "
+                   "mv .git moved; ln .git/config hard; echo done", repository)
+    assert "done" in finished.output
+    assert (repository / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert sorted(path.name for path in (repository / ".git").rglob("*")) == ["config", "hooks"]
+    assert not (repository / "moved").exists() and not (repository / "hard").exists()
+
+
+def test_without_the_kernel_the_same_command_does_change_git(repository, monkeypatch):
+    """The control: the command above is one that works when nothing stops it."""
+    monkeypatch.setenv(course.confinement.OPT_OUT, "1")
+    run("echo x >> .git/config", repository)
+    assert (repository / ".git" / "config").read_text().endswith("x\n")
+
+
+@pytest.mark.parametrize("made", [
+    "mkdir .git && printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config",
+    "printf 'gitdir: evil\\n' > .git",
+    "mkdir -p evil && ln -s evil .git",
+    "mkdir -p deep/sub/.vscode && echo '{}' > deep/sub/.vscode/tasks.json",
+    "echo 'touch /tmp/x' > .envrc",
+    "mkdir -p venv/lib/site-packages && echo 'import os' > venv/lib/site-packages/evil.pth",
+])
+def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
+    before = course.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
+    finished = run(made + "; echo made", world)
+    assert "made" in finished.output
+    assert finished.removed and all(not os.path.lexists(world / path) for path in finished.removed)
+    assert "[removed what the command made where other programs would run it later" in finished.output
+    assert course.paths.protected_entries(world) == before  # nothing protected is left that was not there before
+    assert (world / "memo.md").exists()  # and nothing else went
+
+
+def test_a_worktree_pointer_keeps_its_gitdir_read_only(confined, world):
+    (world / "repo.git").mkdir()
+    (world / "repo.git" / "config").write_text("[core]\n")
+    (world / ".git").write_text("gitdir: repo.git\n")
+    run("echo x >> repo.git/config; echo x > .git", world)
+    assert (world / "repo.git" / "config").read_text() == "[core]\n"
+    assert (world / ".git").read_text() == "gitdir: repo.git\n"
+
+
+# ---------------------------------------------------------------- the harness's own Python
+
+@pytest.fixture
+def harness_inside(world, monkeypatch):
+    """The workspace holds the Python environment that runs the harness (`--workspace .` in the repository)."""
+    venv = world / "venv" / "lib" / "python3" / "site-packages"
+    venv.mkdir(parents=True)
+    (venv / "package.py").write_text("VALUE = 1\n")
+    real = course.paths.harness_environment
+    monkeypatch.setattr(course.paths, "harness_environment", lambda: [*real(), (world / "venv").resolve()])
+    return world
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("write_file", {"path": "venv/lib/python3/site-packages/evil.pth", "content": "import os"}),
+    ("write_file", {"path": "venv/lib/python3/site-packages/package.py", "content": "VALUE = 2"}),
+    ("delete_file", {"path": "venv/lib/python3/site-packages/package.py"}),
+    ("move_file", {"source": "memo.md", "destination": "venv/bin/python3"}),
+])
+def test_the_harness_python_is_never_written_even_with_a_person_who_says_yes(harness_inside, tool, arguments):
+    person = Person(("allow once", ""))
+    found = verdict(harness_inside, tool, arguments, person)
+    assert found.decision == "deny" and "Python environment that runs the harness" in found.why
+    assert person.asked == []  # no rule, no person: it is never a question
+
+
+def test_the_harness_python_is_read_only_to_a_command_too(confined, harness_inside):
+    site = harness_inside / "venv" / "lib" / "python3" / "site-packages"
+    finished = run(f"echo 'VALUE = 2' > {site}/package.py; echo 'import os' > {site}/evil.pth; echo done",
+                   harness_inside)
+    assert "done" in finished.output and (site / "package.py").read_text() == "VALUE = 1\n"
+    assert not (site / "evil.pth").exists()
+
+
+def test_the_course_repository_as_the_workspace_keeps_the_harness_out_of_reach():
+    """`--workspace .` in the repository: its venv, the course package and the stage are the harness."""
+    repository = Path(course.__file__).resolve().parent.parent
+    found = gate().read_call(repository, "write_file", {"path": "course/isolated.py", "content": "x"})
+    assert "Python environment that runs the harness" in found.refused
+    assert course.paths.harness_problem(repository, ["course/paths.py"], writes=True)
+    assert not course.paths.harness_problem(repository, ["course/paths.py"], writes=False)  # reading is fine
