@@ -56,6 +56,9 @@ STOP_GLOSSES = {
     "max_tokens": "the reply was cut at max_tokens", "refusal": "the model declined to go on",
     "api_error": "the API kept failing after the SDK's retries",
     "pause_turn": "the server paused a long turn",
+    "kept_pausing": "the API paused the same turn again and again",
+    "model_context_window_exceeded": "the prompt no longer fits in the model's context window",
+    "unknown_stop_reason": "the reply ended with a stop reason the stage does not know",
 }
 # What a stage checks around a turn, from s03 (the stop conditions' chapter) on: whether the history
 # shows progress, after the results; the turn limit and the token budget, before the next call.
