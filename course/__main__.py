@@ -7,9 +7,11 @@
     stats [--json] [--log PATH]                                                 the runs log, summed up
     models                                                                      the offline model ids
     exercise STAGE DEST [--force]                                               a student copy of a stage
-    check STAGE DEST [-v]                                                       grade a student copy
+    check STAGE DEST [-v] [--seed N] [--json PATH] [grading options]            grade a student copy, confined
+    grade PATH... [--out DIR] [--summary FILE] [grading options]                grade a class into a gradebook
     bench tokens [--turns N] [--json] [--plot PATH]                            the bill of a long task, by stage
     bench calls [--calls N] [--json]                                           one offline call's time, median
+    bench grading [--copies N] [--jobs N] [--json]                             a class of N copies of every stage, timed
     doctor [--model ID] [--json]                                               what a model does with the course's requests
     view RUN [--out PATH] [--open]                                             one run, as a page to step through
 
@@ -152,15 +154,23 @@ def do_exercise(args, _) -> int:
 
 
 def add_check(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("stage", help="the stage the copy was made from, e.g. s01")
-    parser.add_argument("dest", help="the folder holding the student copy")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="show each failure's reason whole, not cut to one line")
+    from . import grading_cli  # check and grade are course/grading_cli.py's
+    grading_cli.add_check(parser)
 
 
 def do_check(args, _) -> int:
-    from . import exercises
-    return exercises.check(args.stage, args.dest, whole_reasons=args.verbose)
+    from . import grading_cli
+    return grading_cli.do_check(args, _)
+
+
+def add_grade(parser: argparse.ArgumentParser) -> None:
+    from . import grading_cli
+    grading_cli.add_grade(parser)
+
+
+def do_grade(args, _) -> int:
+    from . import grading_cli
+    return grading_cli.do_grade(args, _)
 
 
 # ---------------------------------------------------------------- benchmarks (course/bench.py)
@@ -174,12 +184,17 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
     tokens.add_argument("--turns", type=int, help="turns of the long task (default: the benchmark's own)")
     tokens.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
     tokens.add_argument("--plot", help="where to write the SVG plot (default: the benchmark's own)")
+    from . import grading_cli
+    grading_cli.add_bench_grading(benchmarks)
 
 
 def do_bench(args, _) -> int:
     from . import bench  # imported on use, like the exercises
     if args.benchmark == "calls":
         return bench.calls_command(args.calls, as_json=args.json)
+    if args.benchmark == "grading":
+        from . import grading_cli
+        return grading_cli.do_bench_grading(args)
     turns = {"turns": args.turns} if args.turns is not None else {}
     return bench.tokens_command(**turns, as_json=args.json, plot=args.plot)
 
@@ -223,7 +238,8 @@ COMMANDS = {
     "stats": ("turns, stop reasons and tool errors over the runs log", add_stats, do_stats),
     "models": ("list the offline model ids", no_arguments, do_models),
     "exercise": ("write a student copy of a stage with its exercises stubbed out", add_exercise, do_exercise),
-    "check": ("grade a student copy against the stage's pinned tests", add_check, do_check),
+    "check": ("grade a student copy: each exercise alone, confined, on cases drawn per run", add_check, do_check),
+    "grade": ("grade a class of copies into a gradebook (CSV and JSON), in parallel", add_grade, do_grade),
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
     "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
     "view": ("write one recorded run as a page that steps through it, turn by turn", add_view, do_view),

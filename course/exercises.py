@@ -252,6 +252,11 @@ def _write_copy(dest: Path, stage: str, students: dict[str, str], regions: list)
         print(f"wrote {dest / name}" + (f": {len(stubbed_here)} exercise(s) stubbed out" if stubbed_here else ""))
     for region in regions:
         print(f"  exercise {region.number} ({region.file}, line {region.start}): {region.title}")
+    from . import exercise_text  # the extension exercise, when the stage has one: a file of its own
+    if exercise_text.extension(stage):
+        (dest / "extension.py").write_text(exercise_text.extension_template(stage), encoding="utf-8")
+        extension = exercise_text.extension(stage)
+        print(f"wrote {dest / 'extension.py'}: exercise {extension.number} (extension): {extension.title}")
     (dest / "__init__.py").write_text(f'"""A student copy of stage {stage}: fill in the exercises of agent.py."""\n',
                                       encoding="utf-8")
     print(f"wrote {dest / '__init__.py'}")

@@ -1,0 +1,644 @@
+"""Grading student copies so that nothing a copy does can change its grade, one copy or a whole class.
+
+How a copy is graded (``grade_copies``):
+
+1. **Read and compare.** Each file of the copy (agent.py, a stage's other modules, extension.py) is
+   decoded as Python decodes it (a ``# -*- coding: ... -*-`` line is honoured) and parsed (an error
+   names the file and the line). With its exercise regions' bodies put back to the stubs, it must be
+   the student copy ``course exercise`` wrote, line for line: a copy that changed anything outside
+   its regions is refused, with the diff, and scores 0.
+2. **Check each region before it runs** (``region_problems``): no imports, no dunder or private names,
+   no frames, no eval/exec/open/getattr. This is a second line, for a clear message: the guarantee is 3.
+3. **Run each exercise alone, confined** (``course.grading_jail``): the reference stage with only
+   this exercise's region taken from the copy, so one exercise's bug fails only that exercise; in a
+   child with its own namespaces, Landlock and seccomp, that can read the copy and the support
+   package and write only its scratch folder. The child runs the exercise's cases
+   (``course.grading_probes``: values drawn from the run's seed, printed) and reports only what it
+   observed; the judging happens here, against the reference stage's own observations (a child of
+   its own, with no student code) or against what each case was built to expect. A case the child
+   did not report (it exited, hung, crashed, skipped) has failed.
+4. **Score.** An exercise passes when every case does; its points (``--points``, 1 by default) are
+   shared out by groups of cases, a group counting when all its cases pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import dataclasses
+import difflib
+import io
+import json
+import os
+import random
+import re
+import shutil
+import tempfile
+import threading
+import time
+import tokenize
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import exercise_text, exercises, grading_jail, grading_probes
+from .models import CourseError
+from .trace import escape_terminal_controls
+
+EXTENSION_FILE = "extension.py"
+PACKAGE = "graded_copy"
+REASON_LIMIT = 240
+
+
+@dataclass(frozen=True)
+class Exercise:
+    stage: str
+    number: int
+    title: str
+    file: str
+    extension: bool = False
+
+
+@dataclass
+class Options:
+    seed: int | None = None
+    limits: grading_jail.Limits = field(default_factory=grading_jail.Limits)
+    points: dict = field(default_factory=dict)  # {(stage, number): points}
+    extra_tests: list = field(default_factory=list)  # instructors' probe files
+    jobs: int = 0  # 0: the machine's cores
+    confine: bool = True
+    check_regions: bool = True  # False only to prove, in the tests, that confinement alone holds
+
+    def seed_value(self) -> int:
+        if self.seed is None:
+            self.seed = random.SystemRandom().randrange(1, 10**6)
+        return self.seed
+
+
+@dataclass
+class CaseResult:
+    name: str
+    group: str
+    passed: bool
+    reason: str = ""
+
+
+@dataclass
+class ExerciseResult:
+    exercise: Exercise
+    cases: list
+    points: float
+    max_points: float
+    seconds: float = 0.0
+    reason: str = ""   # one line: why it failed, the part to act on first
+    printed: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.cases) and all(case.passed for case in self.cases)
+
+
+@dataclass
+class CopyGrade:
+    student: str
+    stage: str
+    folder: Path
+    results: list
+    seed: int
+    refused: str = ""
+    confinement: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(result.points for result in self.results)
+
+    @property
+    def max_points(self) -> float:
+        return sum(result.max_points for result in self.results)
+
+
+# ---------------------------------------------------------------------------------------------
+# The exercises of a stage, and the files of its copy
+
+def stage_exercises(stage: str) -> list[Exercise]:
+    found = [Exercise(stage, region.number, region.title, region.file) for region in exercises.stage_regions(stage)]
+    extension = exercise_text.extension(stage)
+    if extension:
+        found.append(Exercise(stage, extension.number, extension.title, EXTENSION_FILE, True))
+    return found
+
+
+def graded_modules(stage: str) -> list[Path]:
+    """The stage's modules a copy is graded on: not a notebook's jupytext twin, which is the student's to run."""
+    return [module for module in exercises.stage_modules(stage)
+            if "jupytext" not in module.read_text(encoding="utf-8")[:400]]
+
+
+def stub_files(stage: str) -> dict[str, str]:
+    """The Python files of a fresh student copy, as ``course exercise`` writes them."""
+    regions = exercises.stage_regions(stage)
+    files = {module.name: exercises.stub_out(module.read_text(encoding="utf-8"),
+                                             [r for r in regions if r.file == module.name], stage)
+             for module in graded_modules(stage)}
+    if exercise_text.extension(stage):
+        files[EXTENSION_FILE] = exercise_text.extension_template(stage)
+    return files
+
+
+def reference_files(stage: str) -> dict[str, str]:
+    files = {module.name: module.read_text(encoding="utf-8") for module in graded_modules(stage)}
+    if exercise_text.extension(stage):
+        files[EXTENSION_FILE] = exercise_text.extension_template(stage)
+    return files
+
+
+class Refused(CourseError):
+    """The copy cannot be graded as it is; the message says why, in one line, and ``detail`` shows where."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail
+
+
+def read_source(path: Path) -> str:
+    """The file decoded as Python decodes it: its coding declaration, else UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise Refused(f"cannot read {path.name}: {error.strerror or error}") from None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).removeprefix("\ufeff")
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        line = data[:getattr(error, "start", 0)].count(b"\n") + 1 if isinstance(error, UnicodeDecodeError) else 1
+        raise Refused(f"{path.name}, line {line}: not valid text in its encoding ({error})") from None
+
+
+CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+
+
+def _comparable(text: str) -> list[str]:
+    """The lines that count: trailing spaces, blank lines and a coding declaration (first two lines) do not."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    return [line for number, line in enumerate(lines) if line and not (number < 2 and CODING.match(line))]
+
+
+@dataclass(frozen=True)
+class Body:
+    exercise: int
+    file: str
+    first_line: int        # in the student's file
+    text: str              # the lines between the markers
+    is_stub: bool
+
+
+def read_copy(stage: str, folder: Path) -> dict[int, Body]:
+    """The copy's region bodies, by exercise number. Raises Refused when the copy is not a copy of ``stage``."""
+    folder = Path(folder)
+    if not (folder / "agent.py").is_file():
+        raise Refused(f"no agent.py in {folder}: make a copy with `{exercises.course_command()} exercise {stage} DEST`")
+    stubs, bodies = stub_files(stage), {}
+    for name, stub in stubs.items():
+        path = folder / name
+        if not path.is_file():
+            if name == EXTENSION_FILE:  # a copy made before the extension existed: that exercise is not attempted
+                continue
+            raise Refused(f"{name} is missing from the copy")
+        source = read_source(path)
+        regions = exercises.find_regions(source, name)
+        expected = {(region.number, region.title) for region in exercises.find_regions(stub, name)}
+        if {(region.number, region.title) for region in regions} != expected:
+            raise Refused(f"{name}: the exercise markers were changed; keep each '# >>> exercise N: TITLE' as it was")
+        restubbed = exercises.stub_out(source, regions, stage)
+        if _comparable(restubbed) != _comparable(stub):
+            diff = list(difflib.unified_diff(_comparable(stub), _comparable(restubbed), f"{name} (as handed out)",
+                                             f"{name} (this copy)", lineterm="", n=1))
+            changed = next((line for line in diff[2:] if line[:1] in "+-"), "")
+            raise Refused(f"{name} was changed outside its exercise regions ({escape_terminal_controls(changed[:100])!r}); "
+                          "only the code between the markers is yours",
+                          "\n".join(escape_terminal_controls(line) for line in diff[:40]))
+        lines = source.splitlines(keepends=True)
+        stub_lines = {region.number: region.stub(stage) for region in regions}
+        for region in regions:
+            text = "".join(lines[region.start:region.end - 1])
+            bodies[region.number] = Body(region.number, name, region.start + 1, text,
+                                         text.strip() == stub_lines[region.number].strip())
+    return bodies
+
+
+# ---------------------------------------------------------------------------------------------
+# A region's code, checked before it runs
+
+BANNED_CALLS = {"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
+                "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super"}
+BANNED_MODULES = {"sys", "os", "gc", "inspect", "importlib", "builtins", "ctypes", "subprocess", "signal", "threading",
+                  "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest"}
+BANNED_ATTRIBUTES = {"grading", "grading_jail", "grading_probes", "exercises", "scorecard_plugin", "exercise_text",
+                     "confinement", "modules", "environ"}
+ALLOWED_DUNDERS = {"__name__", "__qualname__"}  # type(error).__name__ is how a message names an exception
+FRAME_ATTRIBUTE = re.compile(r"^(f|gi|cr|ag|tb|co)_\w+$")
+
+
+def region_problems(body: Body) -> list[str]:
+    """What an exercise region may not do, each with its line in the student's file."""
+    source = _dedented(body.text)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [f"{body.file}, line {body.first_line + (error.lineno or 1) - 1}: {error.msg}"]
+    problems = []
+
+    def say(node, what):
+        problems.append(f"{body.file}, line {body.first_line + getattr(node, 'lineno', 1) - 1}: {what}")
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            say(node, "no import in an exercise region: use the names the module already has")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            say(node, f"no {type(node).__name__.lower()} in an exercise region: it changes only its own function")
+        elif isinstance(node, ast.Name) and (node.id.startswith("__") or node.id in BANNED_CALLS | BANNED_MODULES):
+            say(node, f"{node.id!r} is not for an exercise region")
+        elif isinstance(node, ast.Attribute) and ((node.attr.startswith("_") and node.attr not in ALLOWED_DUNDERS)
+                                                  or node.attr in BANNED_ATTRIBUTES
+                                                  or FRAME_ATTRIBUTE.match(node.attr)):
+            say(node, f"'.{node.attr}' is not for an exercise region")
+    return problems[:5]
+
+
+def _dedented(text: str) -> str:
+    lines = text.splitlines()
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents, default=0)
+    return "\n".join(line[cut:] for line in lines) + "\n"
+
+
+def assemble(stage: str, body: Body | None) -> dict[str, str]:
+    """The reference stage with one region's body taken from the copy (None: the reference whole)."""
+    files = reference_files(stage)
+    if body is None:
+        return files
+    source = files[body.file]
+    region = next(region for region in exercises.find_regions(source, body.file) if region.number == body.exercise)
+    lines = source.splitlines(keepends=True)
+    text = body.text if body.text.endswith("\n") else body.text + "\n"
+    lines[region.start:region.end - 1] = [text]
+    files[body.file] = "".join(lines)
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases, children, judging
+
+def draw_cases(stage: str, number: int, seed: int) -> list[tuple[int, grading_probes.Case]]:
+    """(probe index, case) for an exercise, drawn from the seed: the same for every copy of one run."""
+    drawn = []
+    for index, probe in enumerate(grading_probes.PROBES.get((stage, number), [])):
+        rng = random.Random(f"{seed}:{stage}:{number}:{index}")
+        drawn += [(index, case) for case in probe.cases(rng)]
+    return drawn
+
+
+@dataclass
+class ChildRun:
+    observations: dict
+    import_error: str
+    code: int
+    printed: str
+    seconds: float
+
+
+def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], options: Options) -> ChildRun:
+    with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
+        job = Path(scratch)
+        package = job / "copy" / PACKAGE
+        package.mkdir(parents=True)
+        (job / "work").mkdir()
+        (package / "__init__.py").write_text('"""A copy being graded."""\n', encoding="utf-8")
+        for name, source in files.items():
+            (package / name).write_text(source, encoding="utf-8")
+        extra = [str(Path(path).resolve()) for path in options.extra_tests]
+        order = {"stage": stage, "package": PACKAGE, "module": module, "cases": jobs, "probe_files": extra,
+                 "readable": sorted({str(Path(path).parent) for path in extra})}
+        (job / "copy" / "job.json").write_text(json.dumps(order), encoding="utf-8")
+        started = time.perf_counter()
+        code = grading_jail.run(job, options.limits, options.confine)
+        seconds = time.perf_counter() - started
+        observations, import_error = {}, ""
+        path = job / "work" / "observations.jsonl"
+        if path.is_file():
+            with path.open("rb") as handle:
+                data = handle.read(32 << 20)
+            for line in data.decode("utf-8", errors="replace").splitlines():
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(item, dict):
+                    continue
+                if "import_error" in item and not import_error:
+                    import_error = str(item["import_error"])
+                case = item.get("case")
+                if isinstance(case, int) and not isinstance(case, bool) and case not in observations and "observed" in item:
+                    observations[case] = item["observed"]
+        printed_path = job / "work" / "printed.txt"
+        printed = ""
+        setup = job / "work" / "setup-error.txt"
+        if code == grading_jail.SETUP_FAILED and setup.is_file() and not import_error and not observations:
+            import_error = "the grader could not start the copy: " + setup.read_text(encoding="utf-8", errors="replace")[:500]
+        if printed_path.is_file():
+            with printed_path.open("rb") as handle:
+                printed = handle.read(options.limits.output_cap + 1).decode("utf-8", errors="replace")
+    return ChildRun(observations, import_error, code, printed, seconds)
+
+
+_REFERENCE: dict = {}
+_REFERENCE_LOCK = threading.Lock()
+
+
+def reference_observations(stage: str, number: int, seed: int, options: Options) -> dict:
+    """The reference stage's observations of an exercise's cases, once per stage, exercise and seed."""
+    key = (stage, number, seed, tuple(options.extra_tests))
+    with _REFERENCE_LOCK:
+        lock = _REFERENCE.setdefault(("lock",) + key, threading.Lock())
+    with lock:
+        if key not in _REFERENCE:
+            drawn = draw_cases(stage, number, seed)
+            probes = grading_probes.PROBES.get((stage, number), [])
+            module = probes[0].module if probes else "agent"
+            jobs = [{"exercise": number, "probe": index, "params": case.params} for index, case in drawn]
+            run = run_child(stage, assemble(stage, None), module, jobs, options)
+            if run.import_error or len(run.observations) < len(jobs):
+                raise CourseError(f"the reference {stage} could not be observed for exercise {number} "
+                                  f"({run.import_error or f'{len(run.observations)} of {len(jobs)} cases, exit {run.code}'}): "
+                                  f"{run.printed[-300:]}")
+            _REFERENCE[key] = run.observations
+        return _REFERENCE[key]
+
+
+def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Options) -> ExerciseResult:
+    max_points = float(options.points.get((exercise.stage, exercise.number), 1.0))
+    drawn = draw_cases(exercise.stage, exercise.number, seed)
+    if not drawn:
+        return ExerciseResult(exercise, [], 0.0, max_points, reason="no cases for this exercise (a grader bug)")
+    if body is None:
+        return _all_failed(exercise, drawn, max_points, f"{exercise.file} is not in the copy")
+    if body.is_stub:
+        return _all_failed(exercise, drawn, max_points, "still the stub: write the code between the markers")
+    problems = region_problems(body) if options.check_regions else []
+    if problems:
+        return _all_failed(exercise, drawn, max_points, problems[0])
+    probes = grading_probes.PROBES[exercise.stage, exercise.number]
+    jobs = [{"exercise": exercise.number, "probe": index, "params": case.params} for index, case in drawn]
+    run = run_child(exercise.stage, assemble(exercise.stage, body), probes[0].module, jobs, options)
+    wants = reference_observations(exercise.stage, exercise.number, seed, options) \
+        if any(probe.uses_reference for probe in probes) else {}
+    cases = []
+    for position, (index, case) in enumerate(drawn):
+        if run.import_error:
+            reason = f"the copy does not import: {run.import_error}"
+        elif position not in run.observations:
+            reason = _missing(run, position, options)
+        else:
+            try:
+                reason = probes[index].judge(case, run.observations[position], wants.get(position)) or ""
+            except Exception as error:  # an observation of a shape no judge expects is simply wrong
+                reason = f"an answer of an unexpected shape ({type(error).__name__}: {error})"
+        cases.append(CaseResult(case.name, case.group, not reason, reason))
+    return _scored(exercise, cases, max_points, run.seconds, run.printed)
+
+
+def _missing(run: ChildRun, position: int, options: Options) -> str:
+    first_missing = position == min(set(range(position + 1)) - set(run.observations))
+    if run.code == grading_jail.TIMED_OUT:
+        return (f"still running at the time limit ({options.limits.seconds:g} s): does a loop never end?"
+                if first_missing else "not reached before the time limit")
+    if run.code == grading_jail.SIGNALLED:
+        return "the copy's process was killed (out of memory, or a signal it sent itself)"
+    return "the copy ended the process before this case was done (sys.exit, os._exit, or a crash)" if first_missing \
+        else "not run: the process had ended"
+
+
+def _all_failed(exercise, drawn, max_points, reason) -> ExerciseResult:
+    return _scored(exercise, [CaseResult(case.name, case.group, False, reason) for _, case in drawn], max_points, 0.0, "")
+
+
+def _scored(exercise, cases, max_points, seconds, printed) -> ExerciseResult:
+    groups = sorted({case.group for case in cases})
+    passed_groups = [group for group in groups if all(case.passed for case in cases if case.group == group)]
+    points = round(max_points * len(passed_groups) / len(groups), 2) if groups else 0.0
+    failed = next((case for case in cases if not case.passed), None)
+    reason = one_line(f"{failed.reason} (case: {failed.name})") if failed else ""
+    return ExerciseResult(exercise, cases, points, max_points, seconds, reason, printed)
+
+
+def one_line(text: str, limit: int = REASON_LIMIT) -> str:
+    """One line, at most ``limit`` characters; the case name in parentheses at the end goes first."""
+    text = " ".join(escape_terminal_controls(text).split())
+    if len(text) <= limit:
+        return text
+    reason, _, case = text.rpartition(" (case: ")
+    if reason and len(reason) < limit - 10:
+        return (reason + " (case: " + case)[:limit - 2] + "…)"
+    return text[:limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Copies and classes
+
+def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[CopyGrade]:
+    """Grade (student, stage, folder) copies side by side on the machine's cores."""
+    seed = options.seed_value()
+    unavailable = grading_jail.available() if options.confine else "turned off"
+    options.confine = options.confine and not unavailable
+    confinement = ("confined: namespaces, Landlock, seccomp, rlimits" if options.confine
+                   else f"NOT CONFINED ({unavailable}): a copy could change its own grade")
+    if options.confine and grading_jail.stages_readable():
+        confinement += "; WARNING: the reference stages lie inside the Python a copy can read (install the course with pip install -e)"
+    grades, tasks = [], []
+    for student, stage, folder in copies:
+        grade = CopyGrade(student, stage, Path(folder), [], seed, confinement=confinement)
+        grades.append(grade)
+        try:
+            bodies = read_copy(stage, Path(folder))
+        except CourseError as error:
+            grade.refused = str(error)
+            detail = getattr(error, "detail", "")
+            for exercise in stage_exercises(stage):
+                grade.results.append(_all_failed(exercise, draw_cases(stage, exercise.number, seed),
+                                                 float(options.points.get((stage, exercise.number), 1.0)),
+                                                 f"refused: {error}"))
+                grade.results[-1].printed = detail
+            continue
+        for exercise in stage_exercises(stage):
+            tasks.append((grade, exercise, bodies.get(exercise.number)))
+    workers = options.jobs or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(lambda task: (task[0], grade_exercise(task[1], task[2], seed, options)), tasks))
+    for grade, result in done:
+        grade.results.append(result)
+    for grade in grades:
+        grade.results.sort(key=lambda result: result.exercise.number)
+    return grades
+
+
+def find_copies(paths: list[str]) -> list[tuple[str, str, Path]]:
+    """Every copy under the paths: a folder holding agent.py; its stage from its STAGE line, its student
+    from the folder above it (or the folder itself when it is the path given)."""
+    found = []
+    for given in map(Path, paths):
+        if not given.exists():
+            raise CourseError(f"{given} does not exist")
+        agents = [given / "agent.py"] if (given / "agent.py").is_file() else sorted(given.rglob("agent.py"))
+        for agent in agents:
+            folder = agent.parent
+            stage = _stage_of(agent)
+            if stage is None:
+                continue
+            relative = folder.relative_to(given) if folder != given else Path(folder.resolve().name)
+            student = str(relative.parent) if len(relative.parts) > 1 else (
+                given.resolve().name if folder != given else folder.resolve().parent.name)
+            found.append((student, stage, folder))
+    if not found:
+        raise CourseError(f"no student copy (a folder with agent.py) under {', '.join(paths)}")
+    return found
+
+
+def _stage_of(agent: Path) -> str | None:
+    try:
+        match = re.search(r'^STAGE = "(s\d\d)"', read_source(agent), re.MULTILINE)
+    except CourseError:
+        match = None
+    if match:
+        return match[1]
+    return agent.parent.name if re.fullmatch(r"s\d\d", agent.parent.name) else None
+
+
+def parse_points(specs: list[str]) -> dict:
+    """``s03:1=4`` (or several, comma-separated): exercise 1 of s03 is worth 4 points."""
+    points = {}
+    for spec in specs:
+        for item in filter(None, spec.split(",")):
+            match = re.fullmatch(r"\s*(s\d\d):(\d+)=(\d+(?:\.\d+)?)\s*", item)
+            if not match:
+                raise CourseError(f"--points takes STAGE:EXERCISE=POINTS, e.g. s03:1=4; got {item!r}")
+            points[match[1], int(match[2])] = float(match[3])
+    return points
+
+
+# ---------------------------------------------------------------------------------------------
+# What is shown
+
+def scorecard(grade: CopyGrade, whole: bool = False) -> str:
+    width = max((len(_label(result)) for result in grade.results), default=0)
+    text = [f"{grade.stage} scorecard for {escape_terminal_controls(str(grade.folder))}  (seed {grade.seed}: "
+            f"add --seed {grade.seed} to draw the same cases; {grade.confinement})"]
+    for result in grade.results:
+        passed = sum(case.passed for case in result.cases)
+        verdict = "PASSED" if result.passed else "FAILED"
+        text.append(f"  {_label(result):<{width}}  {verdict}  {passed} of {len(result.cases)} cases, "
+                    f"{result.points:g} of {result.max_points:g} points")
+    solved = sum(result.passed for result in grade.results)
+    text.append(f"total: {solved} of {len(grade.results)} exercises passed; {grade.points:g} of {grade.max_points:g} points")
+    if grade.refused:
+        text.append(f"refused: {escape_terminal_controls(grade.refused)}")
+        detail = grade.results[0].printed if grade.results else ""
+        text += [f"  {line}" for line in detail.splitlines()]
+        return "\n".join(text)
+    failing = [result for result in grade.results if not result.passed]
+    if failing:
+        text.append("why:")
+    for result in failing:
+        if whole:
+            text.append(f"  exercise {result.exercise.number}:")
+            text += [f"    {'ok  ' if case.passed else 'FAIL'} {escape_terminal_controls(case.name)}"
+                     + ("" if case.passed else f": {escape_terminal_controls(case.reason)}") for case in result.cases]
+        else:
+            text.append(f"  exercise {result.exercise.number}: {result.reason}")
+    for result in grade.results:
+        if result.printed.strip():
+            shown = result.printed[:2000]
+            text.append(f"exercise {result.exercise.number} printed ({len(result.printed)} characters"
+                        + (", the first 2000 shown" if len(result.printed) > 2000 else "") + "):")
+            text += [f"  | {escape_terminal_controls(line)}" for line in shown.splitlines()[:40]]
+    return "\n".join(text)
+
+
+def _label(result: ExerciseResult) -> str:
+    kind = " (extension)" if result.exercise.extension else ""
+    return f"exercise {result.exercise.number}{kind}: {result.exercise.title}"
+
+
+def rows(grades: list[CopyGrade]) -> list[dict]:
+    return [{"student": grade.student, "stage": grade.stage, "exercise": result.exercise.number,
+             "title": result.exercise.title, "extension": result.exercise.extension,
+             "points": result.points, "max_points": result.max_points,
+             "passed": sum(case.passed for case in result.cases), "failed": sum(not case.passed for case in result.cases),
+             "seconds": round(result.seconds, 2), "reason": result.reason, "seed": grade.seed}
+            for grade in grades for result in grade.results]
+
+
+def as_json(grades: list[CopyGrade]) -> dict:
+    return {"seed": grades[0].seed if grades else None, "confinement": grades[0].confinement if grades else "",
+            "copies": [{"student": grade.student, "stage": grade.stage, "folder": str(grade.folder),
+                        "points": grade.points, "max_points": grade.max_points, "refused": grade.refused,
+                        "exercises": [{"exercise": r.exercise.number, "title": r.exercise.title, "points": r.points,
+                                       "max_points": r.max_points, "passed": r.passed, "seconds": round(r.seconds, 2),
+                                       "reason": r.reason, "printed": r.printed[:2000],
+                                       "cases": [dataclasses.asdict(case) for case in r.cases]}
+                                      for r in grade.results]} for grade in grades],
+            "rows": rows(grades)}
+
+
+COLUMNS = ["student", "stage", "exercise", "title", "extension", "points", "max_points", "passed", "failed",
+           "seconds", "reason", "seed"]
+
+
+def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    book_csv, book_json = out / "gradebook.csv", out / "gradebook.json"
+    with book_csv.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows(grades))
+    book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8")
+    cards = out / "scorecards"
+    cards.mkdir(exist_ok=True)
+    for grade in grades:
+        name = re.sub(r"[^\w.-]+", "_", f"{grade.student}-{grade.stage}")
+        (cards / f"{name}.txt").write_text(scorecard(grade, whole=True) + "\n", encoding="utf-8")
+    return book_csv, book_json
+
+
+def summary_markdown(grades: list[CopyGrade]) -> str:
+    """For a CI job summary: one table, then each copy's scorecard in a code block."""
+    lines = ["| student | stage | points | exercises passed |", "|---|---|---|---|"]
+    for grade in grades:
+        lines.append(f"| {grade.student} | {grade.stage} | {grade.points:g} of {grade.max_points:g} | "
+                     f"{sum(r.passed for r in grade.results)} of {len(grade.results)} |")
+    for grade in grades:
+        lines += ["", f"### {grade.student} {grade.stage}", "", "```text", scorecard(grade).replace("```", "'''"), "```"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# A benchmark: a synthetic class
+
+def bench(copies: int, jobs: int = 0, seed: int = 1) -> dict:
+    """Grade ``copies`` students on every stage, each copy with every rebuild exercise solved as the
+    reference solves it (the most work a copy can make the grader do), and time it."""
+    stages = sorted(path.parent.name for path in exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py"))
+    with tempfile.TemporaryDirectory(prefix="course-grade-bench-") as folder:
+        made = []
+        for student in range(copies):
+            for stage in stages:
+                dest = Path(folder) / f"student-{student:02d}" / stage
+                dest.mkdir(parents=True)
+                for name, source in reference_files(stage).items():
+                    (dest / name).write_text(source, encoding="utf-8")
+                made.append((f"student-{student:02d}", stage, dest))
+        started = time.perf_counter()
+        grades = grade_copies(made, Options(seed=seed, jobs=jobs))
+        total = time.perf_counter() - started
+    by_stage = {stage: [sum(r.seconds for r in g.results) for g in grades if g.stage == stage] for stage in stages}
+    return {"copies": copies, "stages": len(stages), "jobs": jobs or os.cpu_count(), "seconds": round(total, 1),
+            "per_copy_cpu_seconds": {stage: round(sum(times) / len(times), 2) for stage, times in by_stage.items()},
+            "points": sum(g.points for g in grades), "max_points": sum(g.max_points for g in grades)}

@@ -1,0 +1,160 @@
+"""The command line of grading: ``check`` (one copy), ``grade`` (a class), ``bench grading`` (how long a class takes).
+
+    check STAGE DEST [-v] [--seed N] [--json PATH] [limits] [--extra-tests DIR] [--points SPEC]
+    check STAGE DEST --course-tests [-v]        the course's own pinned tests on the copy: practice, never a grade
+    grade PATH... [--out DIR] [--stages s03,s04] [--jobs N] [--summary FILE] [--seed N] [limits] [...]
+
+The limits, per exercise of a copy: ``--time-limit SECONDS`` (default 60) and ``--memory MB`` (1024).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import grading, grading_jail
+from .models import CourseError
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, help="draw the cases of this seed (a scorecard prints its own)")
+    parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                        help="seconds each exercise of a copy may run (default 60); a case not reached has failed")
+    parser.add_argument("--memory", type=int, default=1024, metavar="MB", help="address space of a copy (default 1024)")
+    parser.add_argument("--extra-tests", action="append", default=[], metavar="PATH",
+                        help="a Python file (or a folder of them) of your own cases, kept out of the student's view; "
+                             "see the instructors' guide")
+    parser.add_argument("--points", action="append", default=[], metavar="SPEC",
+                        help="points per exercise, e.g. s03:1=4,s03:2=6 (default 1 each); "
+                             "shared out by the exercise's groups of cases")
+    parser.add_argument("--jobs", type=int, default=0, help="copies graded at once (default: the machine's cores)")
+
+
+def options_from(args) -> grading.Options:
+    if args.time_limit <= 0 or args.memory < 64:
+        raise CourseError("--time-limit takes a number of seconds above 0, --memory at least 64 (MB)")
+    files = []
+    for given in map(Path, args.extra_tests):
+        if not given.exists():
+            raise CourseError(f"--extra-tests {given}: no such file or folder")
+        files += sorted(given.glob("*.py")) if given.is_dir() else [given]
+    load_extra_tests(files)
+    _drop_secrets()
+    return grading.Options(seed=args.seed, limits=grading_jail.Limits(args.time_limit, args.memory),
+                           points=grading.parse_points(args.points), extra_tests=files, jobs=args.jobs)
+
+
+_LOADED: set = set()
+
+
+def load_extra_tests(files: list[Path]) -> None:
+    """An instructor's case files register their probes here, as they will in each child."""
+    import importlib.util
+    for path in files:
+        key = str(path.resolve())
+        if key in _LOADED:
+            continue
+        spec = importlib.util.spec_from_file_location(f"course_extra_tests_{len(_LOADED)}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            raise CourseError(f"--extra-tests {path}: {type(error).__name__}: {error}") from None
+        _LOADED.add(key)
+
+
+def _drop_secrets() -> None:
+    """The children are forked from a server this process starts: it must not hold a key to leak."""
+    for name in [name for name in os.environ if name.startswith(("ANTHROPIC_", "AWS_", "GITHUB_TOKEN", "OPENAI_"))]:
+        del os.environ[name]
+
+
+# ---------------------------------------------------------------- check
+
+def add_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("stage", help="the stage the copy was made from, e.g. s01")
+    parser.add_argument("dest", help="the folder holding the student copy")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every case and why each failed")
+    parser.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+    parser.add_argument("--course-tests", action="store_true",
+                        help="run the course's own pinned tests on the copy instead (practice: they run in one "
+                             "process with the copy, which can fool them; never a grade)")
+    add_grading_options(parser)
+
+
+def do_check(args, _) -> int:
+    if args.course_tests:
+        from . import exercises
+        return exercises.check(args.stage, args.dest, whole_reasons=args.verbose)
+    grading.stage_exercises(args.stage)  # an unknown stage is one line
+    grade = grading.grade_copies([(Path(args.dest).resolve().name, args.stage, Path(args.dest))], options_from(args))[0]
+    print(grading.scorecard(grade, whole=args.verbose))
+    if args.json:
+        Path(args.json).write_text(json.dumps(grading.as_json([grade]), ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0 if grade.points == grade.max_points else 1
+
+
+# ---------------------------------------------------------------- grade
+
+def add_grade(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", help="copies, or folders of them (CLASS/STUDENT/sNN/agent.py)")
+    parser.add_argument("--out", default="grading", help="where to write gradebook.csv, gradebook.json and the "
+                                                         "scorecards (default: ./grading)")
+    parser.add_argument("--stages", help="grade only these stages, e.g. s03,s04")
+    parser.add_argument("--summary", metavar="FILE", help="append a Markdown summary to FILE (CI: $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--student", help="the student's name, for a single student's repository (CI)")
+    add_grading_options(parser)
+
+
+def do_grade(args, _) -> int:
+    copies = grading.find_copies(args.paths)
+    if args.stages:
+        wanted = set(args.stages.split(","))
+        copies = [copy for copy in copies if copy[1] in wanted]
+    if args.student:
+        copies = [(args.student, stage, folder) for _, stage, folder in copies]
+    options = options_from(args)
+    started = time.perf_counter()
+    grades = grading.grade_copies(copies, options)
+    book_csv, book_json = grading.write_gradebook(grades, Path(args.out))
+    width = max(len(grade.student) for grade in grades)
+    for grade in grades:
+        failing = next((r for r in grade.results if not r.passed), None)
+        print(f"{grade.student:<{width}}  {grade.stage}  {grade.points:g} of {grade.max_points:g} points"
+              + (f"  ({grade.refused})" if grade.refused else f"  first failure: exercise {failing.exercise.number}: "
+                 f"{failing.reason}" if failing else ""))
+    print(f"{len(grades)} copies graded in {time.perf_counter() - started:.1f} s (seed {options.seed}; "
+          f"{grades[0].confinement}); wrote {book_csv} and {book_json}")
+    if args.summary:
+        with open(args.summary, "a", encoding="utf-8") as summary:
+            summary.write(grading.summary_markdown(grades))
+    return 0 if all(grade.points == grade.max_points for grade in grades) else 1
+
+
+# ---------------------------------------------------------------- bench grading
+
+def add_bench_grading(benchmarks) -> None:
+    bench = benchmarks.add_parser("grading", help="how long grading a class takes: N copies of every stage")
+    bench.add_argument("--copies", type=int, default=30, help="students in the class (default 30)")
+    bench.add_argument("--jobs", type=int, default=0, help="copies graded at once (default: the machine's cores)")
+    bench.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def do_bench_grading(args) -> int:
+    result = grading.bench(args.copies, args.jobs)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['copies']} copies x {result['stages']} stages on {result['jobs']} jobs: {result['seconds']} s "
+          f"({result['points']:g} of {result['max_points']:g} points: every rebuild exercise solved, no extension)")
+    for stage, seconds in result["per_copy_cpu_seconds"].items():
+        print(f"  {stage}: {seconds} s per copy (the children's wall time, summed over its exercises)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(0)

@@ -1,0 +1,362 @@
+"""Where a student's code runs while it is graded: a child the grader can trust to report nothing but what it saw.
+
+``start(job, limits)`` forks a child (from a server that imported the SDK and the course once, so a
+child costs milliseconds) that does, before any student code is imported:
+
+- its own user, mount, network and PID namespaces (when the kernel allows them unprivileged): no
+  network at all, and the child is PID 1 of its namespace, so every process the copy starts, however
+  it detaches (setsid, double forks), is ended by the kernel when the child ends;
+- Landlock (course.confinement's machinery, rebuilt here for a Python process rather than a shell):
+  the system folders, the Python that runs the course and the support package can be read; the
+  assembled copy can be read; only the child's scratch folder can be written. Nothing else can be
+  touched: not the stages or tests of the grading checkout, not the grader's files, not /proc (so not
+  /proc/PARENT/fd/1, the grader's terminal), not /tmp; TCP is refused, and signals cannot leave the
+  sandbox (Landlock ABI 6);
+- seccomp (course.confinement.seccomp_program): no unix socket, so not the server it was forked from;
+- rlimits: address space, CPU seconds, file size, open files, and processes;
+- stdin from /dev/null, stdout and stderr into a file the grader reads back, capped.
+
+The supervising process (outside the sandbox) kills the child at the time limit and ends whatever is
+left of its process tree; its exit code, which the child cannot set, says whether the time ran out.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import multiprocessing
+import os
+import resource
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import confinement
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SUPPORT_PACKAGE = Path(__file__).resolve().parent
+PRELOAD = ["anthropic", "course", "course.paths", "course.shell_reading", "course.grading_probes",
+           "course.offline.behaviours"]
+
+TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED = 3, 4, 5, 6
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x10000000, 0x40000000, 0x20000000
+MS_REC, MS_PRIVATE = 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 24, 36, 38, 22
+
+
+@dataclass(frozen=True)
+class Limits:
+    seconds: float = 60.0       # per exercise of a copy
+    memory_mb: int = 1024       # address space of the child
+    output_cap: int = 20_000    # characters of the copy's own output kept for the scorecard
+
+
+def forkserver() -> multiprocessing.context.BaseContext:
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
+def available() -> str:
+    """"" when a child can be confined here, else why not (the grade is then not protected: said in the scorecard)."""
+    if os.environ.get(confinement.OPT_OUT) == "1":
+        return f"{confinement.OPT_OUT}=1"
+    if not sys.platform.startswith("linux"):
+        return f"no Landlock on {sys.platform}"
+    abi = confinement.landlock_abi()
+    if abi < 4:
+        return f"Landlock ABI {abi} (ABI 4, Linux 6.7, is needed to refuse TCP)"
+    return ""
+
+
+def stages_readable() -> bool:
+    """Whether the reference stages sit inside a folder the child may read (a non-editable install)."""
+    readable = [Path(prefix) for prefix in _python_prefixes()] + [SUPPORT_PACKAGE]
+    stages = [path.parent.resolve() for path in REPO_ROOT.glob("s[0-9][0-9]/agent.py")]
+    return any(folder == stage or folder in stage.parents for stage in stages for folder in readable)
+
+
+def run(job: Path, limits: Limits, confine: bool) -> int:
+    """Run the job in ``job`` (job/copy holds job.json and the package; job/work is the only writable
+    folder) and return the supervisor's exit code: 0, TIMED_OUT, SIGNALLED, FAILED_EXIT or SETUP_FAILED."""
+    child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine),
+                                 daemon=False)
+    child.start()
+    child.join(limits.seconds + 15)
+    if child.is_alive():  # the supervisor itself hangs: never the copy's doing, but never wait forever
+        child.kill()
+        child.join()
+        return TIMED_OUT
+    return child.exitcode if child.exitcode is not None and child.exitcode >= 0 else SIGNALLED
+
+
+# ---------------------------------------------------------------- the supervisor (outside the sandbox)
+
+def _supervise(job: str, seconds: float, memory_mb: int, confine: bool) -> None:
+    libc = _libc()
+    os.setsid()
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    namespaces = False
+    if confine:
+        uid, gid = os.getuid(), os.getgid()
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0:
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                    with open(f"/proc/self/{name}", "w") as mapping:
+                        mapping.write(text)
+                libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None)
+                namespaces = True
+            except OSError:
+                namespaces = False
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _worker(Path(job), seconds, memory_mb, confine, namespaces, me)
+        except BaseException as error:  # a step of the setup failed: say which, where the grader reads it
+            try:
+                with open(Path(job) / "work" / "setup-error.txt", "w", encoding="utf-8") as report:
+                    report.write(f"{type(error).__name__}: {error}")
+            except OSError:
+                pass
+        finally:
+            os._exit(SETUP_FAILED)
+    deadline = time.monotonic() + seconds
+    status = None
+    while True:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = code
+            break
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        time.sleep(0.003)
+    _end_descendants()
+    if status is None:
+        os._exit(TIMED_OUT)
+    if os.WIFSIGNALED(status):
+        os._exit(SIGNALLED)
+    code = os.WEXITSTATUS(status)
+    os._exit(0 if code == 0 else SETUP_FAILED if code == SETUP_FAILED else FAILED_EXIT)
+
+
+def _end_descendants() -> None:
+    """Without a PID namespace, what the copy left behind was reparented to us (a subreaper): end it all."""
+    me = str(os.getpid())
+    for _ in range(50):
+        found = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat", "rb") as stat:
+                        if stat.read().rsplit(b")", 1)[1].split()[1].decode() == me:
+                            found.append(int(name))
+                except (OSError, IndexError):
+                    pass
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        time.sleep(0.002)
+
+
+# ---------------------------------------------------------------- the worker (inside the sandbox)
+
+def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces: bool, supervisor: int) -> None:
+    libc = _libc()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the supervisor gone: so are we
+    if os.getppid() not in (supervisor, 0):  # 0: PID 1 of a namespace, whose parent is outside it
+        os._exit(SETUP_FAILED)
+    copy, work = job / "copy", job / "work"
+    order = json.loads((copy / "job.json").read_text(encoding="utf-8"))
+    printed = os.open(work / "printed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(printed, 1)
+    os.dup2(printed, 2)
+    observations = open(work / "observations.jsonl", "w", encoding="utf-8")
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in (0, 1, 2, observations.fileno()):
+            try:
+                os.close(int(name))
+            except OSError:
+                pass
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(number, signal.SIG_DFL)
+    (work / "tmp").mkdir(exist_ok=True)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(work / "tmp"), "LANG": "C.UTF-8",
+                       "AGENT_COURSE_RUNS_LOG": str(work / "runs.jsonl"),
+                       "AGENT_COURSE_TRANSCRIPTS": str(work / "transcripts"),
+                       "AGENT_COURSE_AUDIT_LOG": str(work / "audit.jsonl"), "PYTHONDONTWRITEBYTECODE": "1"})
+    tempfile.tempdir = str(work / "tmp")
+    os.chdir(work)
+    _set_limits(seconds, memory_mb, namespaces)
+    if confine:
+        with open("/proc/sys/kernel/cap_last_cap") as last:
+            for capability in range(int(last.read()) + 1):
+                libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _landlock([copy, *map(Path, order.get("readable", []))], work)
+        _seccomp()
+    sys.path[:] = [str(copy)] + [entry for entry in sys.path if entry and _readable_prefix(entry)]
+    sys.dont_write_bytecode = True
+    from . import grading_probes
+    for extra in order.get("probe_files", []):
+        _import_file(Path(extra))
+    _work(order, copy, work, observations, grading_probes)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    observations.flush()
+    os._exit(0)  # threads the copy left running are not waited for: their results are in
+
+
+def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
+    import importlib
+    try:
+        package = importlib.import_module(order["package"])
+        module = importlib.import_module(f"{order['package']}.{order['module']}")
+    except BaseException as error:  # the copy does not import: every case says why
+        observations.write(json.dumps({"import_error": f"{type(error).__name__}: {error}"[:1000]}) + "\n")
+        observations.flush()
+        return
+    del package
+    for index, case in enumerate(order["cases"]):
+        drive = probes.PROBES[order["stage"], case["exercise"]][case["probe"]].drive
+        folder = work / f"case-{index}"
+        folder.mkdir()
+        try:
+            observed = drive(module, case["params"], folder)
+            line = json.dumps({"case": index, "observed": observed}, ensure_ascii=False, default=repr)
+        except BaseException as error:
+            line = json.dumps({"case": index, "observed": ["raised", type(error).__name__, str(error)[:500]]})
+        observations.write(line + "\n")
+        observations.flush()
+
+
+def _import_file(path: Path) -> None:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"course_extra_tests_{abs(hash(str(path)))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
+def _readable_prefix(entry: str) -> bool:
+    path = Path(entry).resolve() if not entry.startswith("__editable__") else None
+    if path is None:
+        return True
+    return any(path == prefix or prefix in path.parents for prefix in map(Path, _python_prefixes()))
+
+
+def _python_prefixes() -> list[str]:
+    return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
+                   if p and p != "/"})
+
+
+def _set_limits(seconds: float, memory_mb: int, namespaces: bool) -> None:
+    limits = [(resource.RLIMIT_CPU, int(seconds) + 2), (resource.RLIMIT_FSIZE, 32 << 20), (resource.RLIMIT_CORE, 0),
+              (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_AS, memory_mb << 20)]
+    if namespaces:  # counted in our own user namespace only; the kernel exempts a real root
+        limits.append((resource.RLIMIT_NPROC, 64))
+    for which, value in limits:
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (OSError, ValueError):
+            pass
+
+
+def _landlock(readable: list[Path], writable: Path) -> None:
+    abi = confinement.landlock_abi()
+    handled = _handled_files(abi)
+    read = confinement.EXECUTE | confinement.READ_FILE | confinement.READ_DIR
+    grants = [(folder, read) for folder in confinement.SYSTEM_FOLDERS]
+    grants += [(prefix, read) for prefix in _python_prefixes()]
+    grants += [(str(SUPPORT_PACKAGE), read)] + [(str(path), read) for path in readable]
+    grants += [("/dev/null", confinement.READ_FILE | confinement.WRITE_FILE), ("/dev/urandom", confinement.READ_FILE)]
+    grants.append((str(writable), handled))
+
+    class Ruleset(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                    ("scoped", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    attr = Ruleset(handled, confinement.NET_BIND_TCP | confinement.NET_CONNECT_TCP,
+                   confinement.SCOPE_ABSTRACT_UNIX_SOCKET | confinement.SCOPE_SIGNAL if abi >= 6 else 0)
+    size = ctypes.sizeof(attr) if abi >= 6 else 16
+    libc = _libc()
+    ruleset = _check(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)),
+                     "landlock_create_ruleset")
+    for path, rights in grants:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        rule = PathBeneath(rights & handled & (~0 if os.path.isdir(path) else _file_rights()), fd)
+        _check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
+                            ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+        os.close(fd)
+    _check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+def _handled_files(abi: int) -> int:
+    """The file rights this ABI knows (landlock(7)): asking for a newer one makes the ruleset fail."""
+    rights = (1 << 13) - 1
+    rights |= confinement.REFER if abi >= 2 else 0
+    rights |= confinement.TRUNCATE if abi >= 3 else 0
+    rights |= confinement.IOCTL_DEV if abi >= 5 else 0
+    return rights
+
+
+def _file_rights() -> int:
+    """The rights Landlock accepts on a file (not a folder) rule."""
+    return confinement.EXECUTE | confinement.WRITE_FILE | confinement.READ_FILE | confinement.TRUNCATE | confinement.IOCTL_DEV
+
+
+def _seccomp() -> None:
+    machine = os.uname().machine
+    if machine not in confinement.SECCOMP_ARCHES:
+        return
+    program = confinement.seccomp_program(*confinement.SECCOMP_ARCHES[machine])
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Filter))]
+
+    instructions = (Filter * len(program))(*(Filter(*instruction) for instruction in program))
+    _check(_libc().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(2), ctypes.byref(Program(len(program), instructions)),
+                         ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+    return result

@@ -1,0 +1,988 @@
+"""What the grader asks of each exercise: cases drawn per run, run on a copy in a confined child, judged here.
+
+Each exercise is a ``Probe``: ``cases(rng)`` draws its cases in the grading process (numbers, names,
+folder names and texts come from the run's seed, so nothing a student could hard-code stays the same
+from run to run); ``drive(module, params, work)`` runs one case in the confined child, on the copy,
+and returns what it observed as JSON; ``judge(case, got, want)`` decides, back in the grading process,
+whether that observation is right. ``want`` is the reference stage's own observation of the same
+case (run in a child of its own that holds no student code), or None for an exercise judged only by
+what its cases were built to expect (the extension exercises: their answers are known by
+construction, so the course ships no solution of them).
+
+The split is the guarantee: the child only reports what the copy did, never whether that was right,
+so the code a student writes can change its own answers and nothing else. An observation the child
+forges is just an answer; to forge a right one, the copy has to compute it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str           # shown in the scorecard: what the case tries, with its drawn values
+    group: str          # partial credit is given per group of cases
+    params: dict        # sent to the child
+    expected: Any = None  # kept in the grading process; the judge's own knowledge of the answer
+
+
+@dataclass(frozen=True)
+class Probe:
+    stage: str
+    number: int
+    cases: Callable[[random.Random], list]
+    drive: Callable[[Any, dict, Path], Any]
+    judge: Callable[[Case, Any, Any], str | None]
+    uses_reference: bool = True
+    module: str = "agent"  # the copy's module the driver is given
+    groups: tuple = field(default=())
+
+
+PROBES: dict[tuple[str, int], list[Probe]] = {}
+
+
+def probe(stage: str, number: int, *, uses_reference: bool = True, module: str = "agent", groups=()):
+    """Register a class's ``cases``, ``drive`` and ``judge`` as (one more) probe of an exercise. An
+    instructor's hidden tests (``--extra-tests DIR``) are files that use it the same way; they add
+    cases to an exercise, judged like the course's own."""
+    def register(cls):
+        PROBES.setdefault((stage, number), []).append(
+            Probe(stage, number, cls.cases, cls.drive, cls.judge, uses_reference, module, groups))
+        return cls
+    return register
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing values
+
+WORDS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
+         "lumen", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sable", "tundra", "umber", "velvet",
+         "willow", "xenon", "yarrow", "zephyr")
+
+
+def word(rng: random.Random) -> str:
+    return rng.choice(WORDS) + str(rng.randint(2, 999))
+
+
+def text(rng: random.Random, words: int = 6) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)) + f" {rng.randint(10, 99_999)}"
+
+
+def tool_id(rng: random.Random) -> str:
+    return "toolu_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(16))
+
+
+def filename(rng: random.Random) -> str:
+    return f"{word(rng)}.{rng.choice(['md', 'txt', 'csv'])}"
+
+
+def make_workspace(work: Path, files: dict[str, str]) -> Path:
+    folder = work / f"ws-{len(list(work.glob('ws-*')))}"
+    folder.mkdir(parents=True)
+    for name, content in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(content, encoding="utf-8")
+    return folder
+
+
+def listing(folder: Path) -> dict[str, str]:
+    return {str(path.relative_to(folder)): path.read_text(encoding="utf-8", errors="replace")
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def sdk_message(blocks: list[dict], stop_reason: str = "tool_use"):
+    """A real SDK Message, as a stage's ask() returns it."""
+    import anthropic
+    return anthropic.types.Message.model_validate({
+        "id": "msg_graded", "type": "message", "role": "assistant", "model": "offline", "content": blocks,
+        "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
+
+
+def raised(error: BaseException) -> list:
+    return ["raised", type(error).__name__, str(error)[:500]]
+
+
+def scripted_client(turns: list[list[dict]]):
+    """An offline client whose model answers with ``turns`` in order (by the number of replies already in
+    the request), validated like the real API: a history that breaks a pair is a 400."""
+    import course
+
+    def reply(body: dict):
+        done = sum(message["role"] == "assistant" for message in body["messages"])
+        return turns[min(done, len(turns) - 1)]
+    return course.make_client(behaviour=reply, max_retries=0)
+
+
+def plan_turns(rng: random.Random, files: dict[str, str]) -> list[list[dict]]:
+    """A run of 1 to 4 turns with calls (1 to 3 each, reads and an unknown tool), then a final answer."""
+    turns = []
+    for _ in range(rng.randint(1, 4)):
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            if rng.random() < 0.2:
+                calls.append({"type": "tool_use", "id": tool_id(rng), "name": f"fetch_{word(rng)}", "input": {}})
+            else:
+                calls.append({"type": "tool_use", "id": tool_id(rng), "name": "read_file",
+                              "input": {"path": rng.choice(list(files))}})
+        turns.append([{"type": "text", "text": f"I look at {word(rng)}."}] + calls)
+    turns.append([{"type": "text", "text": text(rng)}])
+    return turns
+
+
+def same(got, want) -> str | None:
+    if got == want:
+        return None
+    return f"got {shown(got)}, expected {shown(want)}"
+
+
+def shown(value, limit: int = 120) -> str:
+    text_ = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text_ if len(text_) <= limit else text_[:limit - 1] + "…"
+
+
+def observed_error(got) -> str | None:
+    """The copy raised where the case expected an answer: that is the reason a student reads."""
+    if isinstance(got, list) and got[:1] == ["raised"]:
+        return f"raised {got[1]}: {got[2]}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# s00
+
+@probe("s00", 1, groups=("runs a tool", "reports a failure"))
+class S00Dispatch:
+    def cases(rng):
+        files = {filename(rng): text(rng) for _ in range(3)}
+        name, other = list(files)[:2]
+        new = filename(rng)
+        a, b = rng.randint(100, 9999), rng.randint(2, 99)
+        ghost = f"{rng.choice(['fetch', 'delete', 'open'])}_{word(rng)}"
+        return [
+            Case(f"read_file {name!r}", "runs a tool", {"files": files, "name": "read_file", "arguments": {"path": name}}),
+            Case(f"write_file {new!r}", "runs a tool", {"files": files, "name": "write_file",
+                                                       "arguments": {"path": new, "content": text(rng)}}),
+            Case(f"calculate '{a} * {b}'", "runs a tool", {"files": files, "name": "calculate",
+                                                          "arguments": {"expression": f"{a} * {b}"}}),
+            Case(f"unknown tool {ghost!r}", "reports a failure", {"files": files, "name": ghost, "arguments": {}}, ghost),
+            Case(f"read_file of a missing {new!r}", "reports a failure",
+                 {"files": files, "name": "read_file", "arguments": {"path": new}}, new),
+            Case(f"read_file with a misspelt argument ({other!r})", "reports a failure",
+                 {"files": files, "name": "read_file", "arguments": {"paht": other}}, "paht"),
+        ]
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        try:
+            answer, is_error = module.run_tool(workspace, params["name"], params["arguments"])
+        except BaseException as error:
+            return raised(error)
+        return {"text": answer if isinstance(answer, str) else repr(answer), "is_error": is_error,
+                "files": listing(workspace)}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return f"{problem} (a failed call must come back as (text, True), never raise)"
+        if not isinstance(got, dict) or got.get("is_error") is not want["is_error"]:
+            return f"is_error should be {want['is_error']}, got {shown(got.get('is_error') if isinstance(got, dict) else got)}"
+        if not want["is_error"]:
+            return same(got["text"], want["text"]) or (None if got["files"] == want["files"] else
+                                                      "the tool did not do its work in the workspace")
+        if case.expected not in got["text"]:
+            return f"the error text should name {case.expected!r}: got {shown(got['text'])}"
+        return None
+
+
+@probe("s00", 2)
+class S00ToolResult:
+    def cases(rng):
+        files = {filename(rng): text(rng) for _ in range(2)}
+        return [Case(f"answer read_file {path!r} (id {ident[-6:]})", "answers", {"files": files, "id": ident,
+                     "name": "read_file", "input": {"path": path}})
+                for path, ident in ((name, tool_id(rng)) for name in files)] + [
+            Case("answer an unknown tool", "answers", {"files": files, "id": tool_id(rng), "name": f"go_{word(rng)}",
+                                                       "input": {}})]
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        call = types.SimpleNamespace(id=params["id"], name=params["name"], input=params["input"], type="tool_use")
+        try:
+            block = module.tool_result(workspace, call)
+        except BaseException as error:
+            return raised(error)
+        return block if isinstance(block, dict) else repr(block)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+@probe("s00", 3, uses_reference=False, module="extension", groups=("answers every call", "survives a tool that raises"))
+class S00AnswerAll:
+    def cases(rng):
+        cases = []
+        for index in range(4):
+            blocks, expected = [], []
+            for _ in range(rng.randint(0, 4)):
+                if rng.random() < 0.3:
+                    blocks.append({"type": "text", "text": text(rng, 3)})
+                    continue
+                ident, name = tool_id(rng), word(rng)
+                fails = index == 3 and not expected
+                output = text(rng, 2)
+                blocks.append({"type": "tool_use", "id": ident, "name": name, "input": {"n": rng.randint(1, 99)}})
+                expected.append((ident, output, fails))
+            group = "survives a tool that raises" if index == 3 else "answers every call"
+            cases.append(Case(f"a reply of {len(blocks)} blocks, {len(expected)} calls", group,
+                              {"blocks": blocks, "outputs": {ident: [out, fails] for ident, out, fails in expected}},
+                              expected))
+        return cases
+
+    def drive(module, params, work):
+        outputs = {block["id"]: params["outputs"][block["id"]] for block in params["blocks"] if block["type"] == "tool_use"}
+        by_input = {json.dumps([b["name"], b["input"]], sort_keys=True): b["id"] for b in params["blocks"] if b["type"] == "tool_use"}
+
+        def run(name, arguments):
+            ident = by_input[json.dumps([name, arguments], sort_keys=True)]
+            output, fails = outputs[ident]
+            if fails:
+                raise RuntimeError(output)
+            return output, False
+        try:
+            return module.answer_all(params["blocks"], run)
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return f"{problem} (answer_all must never raise)"
+        if not isinstance(got, list) or len(got) != len(case.expected):
+            return f"expected {len(case.expected)} tool_result blocks, got {shown(got)}"
+        for block, (ident, output, fails) in zip(got, case.expected):
+            if not isinstance(block, dict) or block.get("type") != "tool_result" or block.get("tool_use_id") != ident:
+                return f"expected the tool_result of {ident} here, got {shown(block)}"
+            if bool(block.get("is_error")) is not fails:
+                return f"the result of {ident} should have is_error {fails}"
+            if output not in str(block.get("content")):
+                return f"the result of {ident} should hold {output!r}, got {shown(block.get('content'))}"
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# s01
+
+@probe("s01", 1)
+class S01ToolCalls:
+    def cases(rng):
+        cases = []
+        for _ in range(4):
+            blocks = []
+            for _ in range(rng.randint(1, 5)):
+                if rng.random() < 0.4:
+                    blocks.append({"type": "text", "text": text(rng, 3)})
+                else:
+                    blocks.append({"type": "tool_use", "id": tool_id(rng), "name": "read_file",
+                                   "input": {"path": filename(rng)}})
+            calls = sum(block["type"] == "tool_use" for block in blocks)
+            cases.append(Case(f"a reply of {len(blocks)} blocks, {calls} of them tool_use", "finds calls", {"blocks": blocks}))
+        return cases
+
+    def drive(module, params, work):
+        try:
+            found = module.tool_calls(sdk_message(params["blocks"]))
+            return [getattr(block, "id", repr(block)) for block in found]
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+def run_observation(result: dict) -> dict:
+    messages = result["messages"]
+    return {"turns": result["turns"], "answer": result["answer"], "stop_reason": result["stop_reason"],
+            "roles": [message["role"] for message in messages],
+            "answered": [[block.get("tool_use_id") for block in message["content"]] for message in messages
+                         if message["role"] == "user" and isinstance(message["content"], list)]}
+
+
+@probe("s01", 2)
+class S01Loop:
+    def cases(rng):
+        cases = []
+        for _ in range(3):
+            files = {filename(rng): text(rng) for _ in range(3)}
+            turns = plan_turns(rng, files)
+            cases.append(Case(f"a run of {len(turns)} replies", "loops", {"files": files, "turns": turns,
+                                                                          "task": f"Tell me about {word(rng)}"}))
+        return cases
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        try:
+            result = module.run(params["task"], client=scripted_client(params["turns"]), workspace=workspace)
+            return run_observation(result)
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+@probe("s01", 3, uses_reference=False, module="extension")
+class S01Unanswered:
+    def cases(rng):
+        cases = []
+        for index in range(5):
+            messages, missing = [{"role": "user", "content": f"Task {word(rng)}"}], []
+            for turn in range(rng.randint(1, 4)):
+                ids = [tool_id(rng) for _ in range(rng.randint(1, 3))]
+                messages.append({"role": "assistant", "content": [{"type": "text", "text": "why"}] + [
+                    {"type": "tool_use", "id": ident, "name": "read_file", "input": {"path": filename(rng)}} for ident in ids]})
+                answered = [ident for ident in ids if rng.random() < 0.7 or index == 0]
+                if turn == 0 and index == 4:
+                    answered = []  # a result message with none of them: the next assistant message follows
+                missing += [ident for ident in ids if ident not in answered]
+                if answered:
+                    messages.append({"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": ident, "content": "ok"} for ident in reversed(answered)]})
+            cases.append(Case(f"a history of {len(messages)} messages, {len(missing)} calls unanswered", "finds",
+                              {"messages": messages}, missing))
+        return cases
+
+    def drive(module, params, work):
+        try:
+            return list(module.unanswered(params["messages"]))
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, case.expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# s02
+
+@probe("s02", 1)
+class S02CarryOn:
+    def cases(rng):
+        return [Case(f"carry on {times} time(s)", "records", {"times": times}) for times in (1, rng.randint(2, 6))]
+
+    def drive(module, params, work):
+        traced = []
+        state = module.LoopState(messages=[{"role": "user", "content": "task"}])
+        try:
+            returned = [module.carry_on(state, "tool_results_written", lambda kind, payload: traced.append([kind, payload]))
+                        for _ in range(params["times"])]
+        except BaseException as error:
+            return raised(error)
+        return {"returned": returned, "reason": state.transition_reason, "transitions": list(state.transitions),
+                "traced": traced}
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+@probe("s02", 2)
+class S02Loop:
+    def cases(rng):
+        cases = []
+        for _ in range(2):
+            files = {filename(rng): text(rng) for _ in range(3)}
+            turns = plan_turns(rng, files)
+            cases.append(Case(f"a run of {len(turns)} replies", "loops", {"files": files, "turns": turns,
+                                                                          "task": f"Count the {word(rng)}"}))
+        return cases
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        transcript = work / f"transcript-{workspace.name}.jsonl"
+        try:
+            result = module.run(params["task"], client=scripted_client(params["turns"]), workspace=workspace,
+                                transcript=transcript)
+            records = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except BaseException as error:
+            return raised(error)
+        return {"turns": result.turns, "answer": result.answer, "stop_reason": result.stop_reason,
+                "transitions": list(result.transitions),
+                "saved": [[record["turn"], record["stop_reason"]] for record in records][-2:]}
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+@probe("s02", 3)
+class S02Interrupted:
+    def cases(rng):
+        cases = []
+        for count in (rng.randint(1, 4), 0):
+            content = [{"type": "text", "text": "why"}] + [
+                {"type": "tool_use", "id": tool_id(rng), "name": "write_file",
+                 "input": {"path": filename(rng), "content": text(rng)}} for _ in range(count)]
+            cases.append(Case(f"a killed run with {count} call(s) unanswered", "answers",
+                              {"messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": content}],
+                               "stop_reason": None if count else "end_turn"}))
+        return cases
+
+    def drive(module, params, work):
+        state = module.LoopState(messages=params["messages"])
+        try:
+            module.answer_interrupted_calls(state, params["stop_reason"])
+        except BaseException as error:
+            return ["raised", type(error).__name__]
+        return state.messages[len(params["messages"]):]
+
+    def judge(case, got, want):
+        return same(got, want)
+
+
+@probe("s02", 4, uses_reference=False, module="extension")
+class S02History:
+    def cases(rng):
+        cases = []
+        for _ in range(4):
+            history, records = [], []
+            for _ in range(rng.randint(1, 6)):
+                added = [{"role": rng.choice(["user", "assistant"]), "content": text(rng, 2)} for _ in range(rng.randint(0, 3))]
+                start = len(history) if rng.random() < 0.7 or not history else rng.randint(0, len(history))
+                records.append({"turn": len(records), "from": start, "messages": added})
+                history = history[:start] + added
+            cases.append(Case(f"a transcript of {len(records)} lines", "rebuilds", {"records": records}, history))
+        return cases
+
+    def drive(module, params, work):
+        try:
+            return module.history(params["records"])
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, case.expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# s03
+
+@probe("s03", 1, groups=("turn limit", "token budget"))
+class S03Limits:
+    def cases(rng):
+        cases = []
+        turns = rng.randint(4, 60)
+        budget = rng.randint(2_000, 90_000)
+        for taken in (turns - 1, turns, turns + 1):
+            cases.append(Case(f"{taken} turns taken, max_turns={turns}", "turn limit",
+                              {"turns": taken, "max_turns": turns, "input": 10, "output": 5, "budget": budget}))
+        for used in (budget - 1, budget, budget + rng.randint(1, 500)):
+            output = rng.randint(max(1, used // 10), used // 3)
+            cases.append(Case(f"{used - output} input + {output} output tokens, budget {budget}", "token budget",
+                              {"turns": 1, "max_turns": turns + 5, "input": used - output, "output": output, "budget": budget}))
+        cases.append(Case(f"both limits at once (max_turns={turns})", "turn limit",
+                          {"turns": turns, "max_turns": turns, "input": budget, "output": 1, "budget": budget}))
+        return cases
+
+    def drive(module, params, work):
+        state = module.LoopState(messages=[{"role": "user", "content": "task"}], turn_count=params["turns"],
+                                 usage={"input_tokens": params["input"], "output_tokens": params["output"]})
+        limits = module.Limits(max_turns=params["max_turns"], token_budget=params["budget"])
+        try:
+            found = module.limit_reached(state, limits)
+        except BaseException as error:
+            return raised(error)
+        return None if found is None else list(found)
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        if (got is None) != (want is None) or (got and got[0] != want[0]):
+            return f"expected {shown(want[0] if want else None)}, got {shown(got[0] if got else None)}"
+        if want:
+            p = case.params
+            numbers = ([p["turns"], p["max_turns"]] if want[0] == "max_turns" else [p["input"] + p["output"], p["budget"]])
+            explanation = got[1] if len(got) > 1 and isinstance(got[1], str) else ""
+            missing = [n for n in numbers if str(n) not in explanation]
+            if missing:
+                return f"the explanation should give {' and '.join(map(str, numbers))}: got {shown(explanation)}"
+        return None
+
+
+def call_history(turns: list[tuple[str, dict, bool]], rng: random.Random) -> list[dict]:
+    messages = [{"role": "user", "content": "task"}]
+    for name, arguments, failed in turns:
+        ident = tool_id(rng)
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "why"},
+                                                          {"type": "tool_use", "id": ident, "name": name, "input": arguments}]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": ident, "is_error": failed,
+                                                      "content": "failed" if failed else "ok"}]})
+    return messages
+
+
+@probe("s03", 2, groups=("repeated calls", "consecutive errors"))
+class S03NoProgress:
+    def cases(rng):
+        repeats, errors = rng.randint(2, 6), rng.randint(2, 6)
+        tool, path = word(rng), filename(rng)
+        same_call = (tool, {"path": path}, False)
+        other = lambda: (word(rng), {"path": filename(rng)}, False)  # noqa: E731
+        failing = lambda: (word(rng), {"path": filename(rng)}, True)  # noqa: E731
+        c = []
+        c.append(Case(f"{tool}({path}) {repeats} times in a row, max_repeats={repeats}", "repeated calls",
+                      [other(), *[same_call] * repeats]))
+        c.append(Case(f"{tool}({path}) {repeats - 1} times, max_repeats={repeats}", "repeated calls",
+                      [other(), *[same_call] * (repeats - 1)]))
+        c.append(Case(f"{tool} {repeats} times with other arguments last, max_repeats={repeats}", "repeated calls",
+                      [*[same_call] * (repeats - 1), (tool, {"path": filename(rng)}, False)]))
+        c.append(Case(f"{errors} failures in a row, max_consecutive_errors={errors}", "consecutive errors",
+                      [other(), *[failing() for _ in range(errors)]]))
+        c.append(Case(f"{errors - 1} failures in a row after {errors} earlier ones", "consecutive errors",
+                      [*[failing() for _ in range(errors)], other(), *[failing() for _ in range(errors - 1)]]))
+        c.append(Case(f"{errors} failures with a success between", "consecutive errors",
+                      [*[failing() for _ in range(errors - 1)], other(), failing()]))
+        return [Case(case.name, case.group, {"messages": call_history(case.params, rng), "repeats": repeats,
+                                              "errors": errors}, tool) for case in c]
+
+    def drive(module, params, work):
+        limits = module.Limits(max_repeats=params["repeats"], max_consecutive_errors=params["errors"])
+        try:
+            return module.no_progress(params["messages"], limits)
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        if (got is None) != (want is None):
+            return "expected no progress to be found" if want else f"expected progress, got {shown(got)}"
+        if want and not (isinstance(got, str) and got.strip()):
+            return f"expected a one-line explanation, got {shown(got)}"
+        if want and "in a row" in want and "times" in want and case.expected not in got:
+            return f"the explanation should name the call ({case.expected}): got {shown(got)}"
+        return None
+
+
+@probe("s03", 3, uses_reference=False, module="extension", groups=("finds a cycle", "no false alarm"))
+class S03Cycling:
+    def cases(rng):
+        cases = []
+        rounds = rng.randint(2, 4)
+
+        def call():
+            return [word(rng), json.dumps({"path": filename(rng)})]
+        for period in (2, 3):
+            cycle = [call() for _ in range(period)]
+            prefix = [call() for _ in range(rng.randint(0, 3))]
+            cases.append(Case(f"a cycle of {period} calls, {rounds} rounds", "finds a cycle",
+                              {"calls": prefix + cycle * rounds, "rounds": rounds}, True))
+            cases.append(Case(f"a cycle of {period} calls, {rounds - 1} rounds", "no false alarm",
+                              {"calls": prefix + cycle * (rounds - 1), "rounds": rounds}, False))
+            broken = cycle * rounds
+            broken[-1] = call()
+            cases.append(Case(f"a cycle of {period} broken on its last call", "no false alarm",
+                              {"calls": broken, "rounds": rounds}, False))
+        same_call = call()
+        cases.append(Case(f"one call {rounds * 2} times (a repeat, not a cycle)", "no false alarm",
+                          {"calls": [same_call] * (rounds * 2), "rounds": rounds}, False))
+        cases.append(Case("no calls", "no false alarm", {"calls": [], "rounds": rounds}, False))
+        return cases
+
+    def drive(module, params, work):
+        try:
+            return module.cycling([tuple(pair) for pair in params["calls"]], params["rounds"])
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or (None if got is case.expected else f"expected {case.expected}, got {shown(got)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# s04
+
+def misspell(rng: random.Random, name: str) -> str:
+    index = rng.randrange(1, len(name) - 1)
+    return rng.choice([name[:index] + name[index + 1:], name[:index] + name[index + 1] + name[index] + name[index + 2:]])
+
+
+@probe("s04", 1, groups=("unknown tool", "bad arguments", "good call"))
+class S04Refuse:
+    def cases(rng):
+        files = {filename(rng): text(rng) for _ in range(2)}
+        name = list(files)[0]
+        tools = ["read_file", "write_file", "list_files", "search_files"]
+        rng.shuffle(tools)
+        return [
+            Case(f"unknown tool {(ghost := 'zz' + word(rng))!r}", "unknown tool", {"files": files, "name": ghost, "arguments": {}}),
+            *[Case(f"misspelt {(typo := misspell(rng, tool))!r}", "unknown tool", {"files": files, "name": typo, "arguments": {}})
+              for tool in tools[:3]],
+            Case(f"read_file without its path ({word(rng)})", "bad arguments", {"files": files, "name": "read_file",
+                                                                                "arguments": {"file": name}}),
+            Case("write_file with content a number", "bad arguments", {"files": files, "name": "write_file",
+                                                                      "arguments": {"path": filename(rng), "content": rng.randint(1, 999)}}),
+            Case(f"read_file {name!r}", "good call", {"files": files, "name": "read_file", "arguments": {"path": name}}),
+        ]
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        try:
+            output = module.call_tool(workspace, params["name"], params["arguments"])
+        except module.ToolError as error:
+            return {"kind": error.kind, "message": str(error.message), "hint": str(error.hint),
+                    "tools": list(module.TOOL_FUNCTIONS),
+                    "parameters": sorted(module.SCHEMAS.get(params["name"], {}).get("properties", {}))}
+        except BaseException as error:
+            return raised(error)
+        return {"output": output}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return f"{problem} (a refused call raises ToolError)"
+        if "output" in want:
+            return same(got.get("output"), want["output"]) if isinstance(got, dict) else same(got, want)
+        if not isinstance(got, dict) or got.get("kind") != want["kind"]:
+            return f"expected a ToolError of kind {want['kind']!r}, got {shown(got)}"
+        hint = got["hint"] + " " + got["message"]
+        if want["kind"] == "unknown_tool":
+            missing = [tool for tool in want["tools"] if tool not in hint]
+            if missing:
+                return f"the hint should list the tools ({', '.join(missing)} missing): got {shown(got['hint'])}"
+            closest = want["hint"].rpartition("the closest is ")[2] if "the closest is " in want["hint"] else ""
+            if closest and closest not in got["hint"].replace(", ".join(want["tools"]), ""):
+                return f"the hint should say the closest tool is {closest}: got {shown(got['hint'])}"
+        else:
+            missing = [parameter for parameter in want["parameters"] if parameter not in hint]
+            if missing:
+                return f"the hint should describe the parameters ({', '.join(missing)} missing): got {shown(got['hint'])}"
+        return None
+
+
+@probe("s04", 2, groups=("short result", "long result"))
+class S04Cut:
+    def cases(rng):
+        cases = []
+        for extra in (0, -rng.randint(1, 50), rng.randint(1, 9), rng.randint(500, 20_000)):
+            for tool in (("read_file", "search_files") if extra > 0 else ("read_file",)):
+                offset = rng.choice([0, rng.randint(1, 30) * 100])
+                arguments = {"path": filename(rng)} | ({"offset": offset} if offset and tool == "read_file" else {})
+                if tool == "search_files":
+                    arguments = {"text": word(rng)}
+                group = "long result" if extra > 0 else "short result"
+                cases.append(Case(f"{tool}: {extra:+d} characters around the limit", group,
+                                  {"extra": extra, "tool": tool, "arguments": arguments, "seed": rng.randint(0, 10**9)}))
+        return cases
+
+    def drive(module, params, work):
+        limit = module.MAX_RESULT_CHARS
+        filler = random.Random(params["seed"])
+        output = "".join(filler.choice(string.ascii_lowercase + " \n") for _ in range(limit + params["extra"]))
+        try:
+            cut = module.cut_to_fit(output, params["tool"], params["arguments"])
+        except BaseException as error:
+            return raised(error)
+        return {"cut": cut, "limit": limit, "length": len(output)}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        cut, limit, length = got.get("cut"), want["limit"], want["length"]
+        if not isinstance(cut, str):
+            return f"expected a text, got {shown(cut)}"
+        if length <= limit:
+            return None if cut == want["cut"] else f"a result of {length} characters (the limit is {limit}) must be left whole"
+        if cut[:limit] != want["cut"][:limit]:
+            return f"the first {limit} characters must be kept as they are"
+        marker = cut[limit:]
+        numbers = [length - limit, length]
+        if case.params["tool"] == "read_file":
+            numbers.append(case.params["arguments"].get("offset", 0) + limit)
+        missing = [n for n in numbers if str(n) not in marker]
+        if missing:
+            return f"the marker after the kept text should give {', '.join(map(str, numbers))}: got {shown(marker)}"
+        if len(marker) > 400:
+            return f"the marker is {len(marker)} characters: keep it to a line"
+        return None
+
+
+@probe("s04", 3, uses_reference=False, module="extension", groups=("accepts", "refuses"))
+class S04Arguments:
+    def cases(rng):
+        values = {word(rng): rng.choice([text(rng, 2), rng.randint(0, 999), True]) for _ in range(rng.randint(1, 3))}
+        encoded = json.dumps(values)
+        return [
+            Case("an object", "accepts", {"arguments": values}, values),
+            Case("the object as JSON text", "accepts", {"arguments": encoded}, values),
+            Case("the JSON text with spaces around", "accepts", {"arguments": f"  \n{encoded} "}, values),
+            Case("the JSON text in a ```json fence", "accepts", {"arguments": f"```json\n{encoded}\n```"}, values),
+            Case("a JSON list", "refuses", {"arguments": json.dumps(list(values))}, "list"),
+            Case("text that is not JSON", "refuses", {"arguments": f"path={word(rng)}"}, "str"),
+            Case("a number", "refuses", {"arguments": rng.randint(1, 99)}, "int"),
+        ]
+
+    def drive(module, params, work):
+        try:
+            return {"value": module.arguments_object(params["arguments"])}
+        except ValueError as error:
+            return {"refused": str(error)}
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        if case.group == "accepts":
+            return same(got.get("value", got), case.expected)
+        if "refused" not in got:
+            return f"expected a ValueError, got {shown(got)}"
+        if case.expected not in got["refused"] or "object" not in got["refused"]:
+            return f"the ValueError should say an object was expected and name the type received ({case.expected}): got {shown(got['refused'])}"
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# s05
+
+def tool_history(rng: random.Random, turns: int, masked: set = frozenset()) -> list[dict]:
+    messages = [{"role": "user", "content": f"Study {word(rng)}"}]
+    for index in range(turns):
+        ident = tool_id(rng)
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "why"}, {
+            "type": "tool_use", "id": ident, "name": rng.choice(["read_file", "search_files"]), "input": {"path": filename(rng)}}]})
+        content = ("[masked to save context: earlier]" if index in masked else text(rng, rng.randint(20, 200)))
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": ident, "content": content}]})
+    return messages
+
+
+@probe("s05", 1, groups=("masks the old ones", "keeps the cache when little is freed"))
+class S05Mask:
+    def cases(rng):
+        cases = []
+        for index in range(4):
+            turns, keep = rng.randint(3, 8), rng.randint(1, 3)
+            masked = {rng.randrange(0, max(turns - keep, 1))} if index == 2 else set()
+            at_least = 0 if index < 3 else 10**7
+            group = "keeps the cache when little is freed" if index == 3 else "masks the old ones"
+            cases.append(Case(f"{turns} results, keep {keep}, at_least {at_least}", group,
+                              {"messages": tool_history(rng, turns, masked), "keep": keep, "at_least": at_least}))
+        return cases
+
+    def drive(module, params, work):
+        messages = json.loads(json.dumps(params["messages"]))
+        try:
+            count = module.mask_old_results(messages, params["keep"], params["at_least"])
+        except BaseException as error:
+            return raised(error)
+        return {"count": count, "messages": messages}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        if got.get("count") != want["count"]:
+            return f"expected {want['count']} masked, got {shown(got.get('count'))}"
+        original = case.params["messages"]
+        if [m["role"] for m in got["messages"]] != [m["role"] for m in original]:
+            return "the history must keep every message"
+        for before, after, right in zip(original, got["messages"], want["messages"]):
+            if before["role"] == "assistant" and after != before:
+                return "the assistant messages (the tool_use blocks) must not change"
+            if before["role"] != "user" or isinstance(before["content"], str):
+                continue
+            for b, a, r in zip(before["content"], after["content"], right["content"]):
+                if a.get("tool_use_id") != b["tool_use_id"] or a.get("type") != "tool_result":
+                    return "each tool_result block must stay, with its tool_use_id"
+                if (r["content"] == b["content"]) != (a.get("content") == b["content"]):
+                    return (f"the result of {b['tool_use_id']} should be "
+                            + ("left whole" if r["content"] == b["content"] else "masked"))
+                if r["content"] != b["content"] and not (isinstance(a.get("content"), str) and len(a["content"]) < len(b["content"])):
+                    return "a masked result must be a shorter text"
+        return None
+
+
+@probe("s05", 2, groups=("folds old turns", "keeps a short or cut history"))
+class S05Summary:
+    def cases(rng):
+        cases = []
+        for index, turns in enumerate((rng.randint(9, 14), rng.randint(9, 14), rng.randint(1, 3))):
+            stop = "max_tokens" if index == 1 else "end_turn"
+            group = "folds old turns" if index == 0 else "keeps a short or cut history"
+            cases.append(Case(f"{turns} turns, the summary ends with {stop}", group,
+                              {"messages": tool_history(rng, turns), "summary": text(rng, 8), "stop": stop}))
+        return cases
+
+    def drive(module, params, work):
+        import course
+        from course.offline.behaviours import Reply
+        client = course.make_client(behaviour=lambda body: Reply([{"type": "text", "text": params["summary"]}],
+                                                                 stop_reason=params["stop"]), max_retries=0)
+        state = module.LoopState(messages=json.loads(json.dumps(params["messages"])))
+        try:
+            folded = module.summarise_old_turns(state, client, "offline")
+        except BaseException as error:
+            return raised(error)
+        return {"folded": folded, "messages": state.messages}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        if got.get("folded") != want["folded"]:
+            return f"expected {want['folded']} (whether the turns were folded), got {shown(got.get('folded'))}"
+        if not want["folded"]:
+            return None if got["messages"] == case.params["messages"] else "a history that is not folded must not change"
+        messages = got["messages"]
+        if messages[1:] != want["messages"][1:]:
+            return f"the last turns must stay whole, each tool_use with its tool_result ({len(want['messages']) - 1} messages)"
+        first = messages[0]
+        content = first.get("content") if isinstance(first, dict) else None
+        task = case.params["messages"][0]["content"]
+        if first.get("role") != "user" or not isinstance(content, str) or task not in content or case.params["summary"] not in content:
+            return "the first message must be a user message holding the task and the summary"
+        return None
+
+
+@probe("s05", 3, uses_reference=False, module="extension")
+class S05BrokenPairs:
+    def cases(rng):
+        cases = []
+        for index in range(5):
+            messages = tool_history(rng, rng.randint(3, 5))
+            assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+            lost_at, removed_at = rng.sample(assistants, 2)
+            broken = []
+            if index in (1, 3):  # a result lost: its call is left unanswered
+                broken.append(messages[lost_at]["content"][1]["id"])
+                messages[lost_at + 1]["content"][0] = {"type": "text", "text": "lost"}
+            if index in (2, 3):  # a call folded away: its result answers nothing
+                broken.append(messages[removed_at]["content"][1]["id"])
+                messages[removed_at]["content"] = [{"type": "text", "text": "summarised"}]
+            if index == 4:  # the last result never written
+                broken.append(messages[-2]["content"][1]["id"])
+                messages = messages[:-1]
+            cases.append(Case(f"a history of {len(messages)} messages, {len(broken)} broken", "finds",
+                              {"messages": messages}, sorted(broken)))
+        return cases
+
+    def drive(module, params, work):
+        try:
+            return sorted(module.broken_pairs(params["messages"]))
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, case.expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# s06
+
+@probe("s06", 1, module="permissions", groups=("deny first", "ask and allow", "defaults"))
+class S06Decide:
+    def cases(rng):
+        secret, note, folder = word(rng), filename(rng), word(rng)
+        files = {note: text(rng), f"{folder}/{filename(rng)}": text(rng), f"{secret}.key": "k"}
+        other = filename(rng)
+        rules = [["deny", "*", f"{secret}.key"], ["ask", "write_file", f"{folder}/*"], ["allow", "write_file", note]]
+        rng.shuffle(rules)
+        c = [
+            ("deny first", "read_file", {"path": f"{secret}.key"}, rules, []),
+            ("deny first", "write_file", {"path": f"{secret}.key", "content": "x"}, rules + [["allow", "*", "*"]], []),
+            ("ask and allow", "write_file", {"path": f"{folder}/{other}", "content": "x"}, rules, []),
+            ("ask and allow", "write_file", {"path": note, "content": "x"}, rules, []),
+            ("ask and allow", "write_file", {"path": note, "content": "x"}, [r for r in rules if r[0] != "allow"], [["write_file", note]]),
+            ("defaults", "read_file", {"path": note}, rules, []),
+            ("defaults", "write_file", {"path": other, "content": "x"}, rules, []),
+            ("defaults", "run_command", {"command": f"ls {folder}"}, rules, []),
+            ("defaults", "run_command", {"command": f"cat {secret}.key"}, rules, []),
+        ]
+        return [Case(f"{tool} {json.dumps(arguments)[:60]} with {len(rules_)} rules", group,
+                     {"files": files, "tool": tool, "arguments": arguments, "rules": rules_, "approved": approved})
+                for group, tool, arguments, rules_, approved in c]
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        rules = [module.Rule(*rule) for rule in params["rules"]]
+        gate = module.Gate(rules=rules, audit_log=False)
+        try:
+            call = gate.read_call(workspace, params["tool"], params["arguments"])
+            approved = {module.approval(tool, [subject]) for tool, subject in params["approved"]}
+            verdict = module.decide(call, rules, approved)
+        except BaseException as error:
+            return raised(error)
+        return [verdict.decision, verdict.decided_by]
+
+    def judge(case, got, want):
+        return observed_error(got) or same(got, want)
+
+
+@probe("s06", 2, module="permissions", groups=("asks", "no one to ask"))
+class S06Ask:
+    def cases(rng):
+        files = {filename(rng): text(rng)}
+        name = list(files)[0]
+        cases = []
+        for answer in ("allow once", "allow always", "deny", None):
+            cases.append(Case(f"a person answers {answer!r} about {name!r}", "asks" if answer else "no one to ask",
+                              {"files": files, "path": name, "answer": answer, "reason": text(rng, 3)}))
+        return cases
+
+    def drive(module, params, work):
+        workspace = make_workspace(work, params["files"])
+        asked = []
+
+        def approver(tool, arguments, why, covers):
+            asked.append([tool, arguments])
+            return params["answer"], params["reason"]
+        gate = module.Gate(rules=[module.Rule("ask", "write_file", "*")], audit_log=False,
+                           approver=approver if params["answer"] else None)
+        arguments = {"path": params["path"], "content": "new"}
+        try:
+            call = gate.read_call(workspace, "write_file", arguments)
+            verdict = gate.ask_person(call, arguments, "the rule says ask")
+            again = module.decide(call, gate.rules, gate.approved)
+        except BaseException as error:
+            return raised(error)
+        return {"decision": verdict.decision, "by": verdict.decided_by, "asked": asked,
+                "approved": sorted(map(repr, gate.approved)), "again": again.decision,
+                "reason_given": params["reason"] in verdict.why}
+
+    def judge(case, got, want):
+        if problem := observed_error(got):
+            return problem
+        for key in ("decision", "by", "asked", "approved", "again"):
+            if got.get(key) != want[key]:
+                return f"{key}: got {shown(got.get(key))}, expected {shown(want[key])}"
+        if case.params["answer"] == "deny" and not got.get("reason_given"):
+            return "a refusal should pass on the person's reason"
+        return None
+
+
+@probe("s06", 3, uses_reference=False, module="extension", groups=("inside", "beside or out"))
+class S06Inside:
+    def cases(rng):
+        root = f"/{word(rng)}/{word(rng)}"
+        name = root.rsplit("/", 1)[1]
+        sibling = f"{root}{rng.choice(['-', '_', '', '.'])}{word(rng)}"
+        inner = f"{root}/{word(rng)}/{filename(rng)}"
+        return [
+            Case(f"{inner} in {root}", "inside", {"folder": root, "path": inner}, True),
+            Case(f"{root} itself", "inside", {"folder": root, "path": root}, True),
+            Case(f"{root}/ with a trailing slash", "inside", {"folder": root + "/", "path": f"{root}//{word(rng)}/./x"}, True),
+            Case(f"{root}/a/../b", "inside", {"folder": root, "path": f"{root}/{word(rng)}/../{filename(rng)}"}, True),
+            Case(f"the sibling {sibling}", "beside or out", {"folder": root, "path": f"{sibling}/{filename(rng)}"}, False),
+            Case(f"the sibling {sibling} itself", "beside or out", {"folder": root, "path": sibling}, False),
+            Case(f"{root}/../{name}{rng.randint(2, 9)}", "beside or out",
+                 {"folder": root, "path": f"{root}/../{name}{rng.randint(2, 9)}/x"}, False),
+            Case(f"{root}/../.. (out)", "beside or out", {"folder": root, "path": f"{root}/{word(rng)}/../../../etc"}, False),
+            Case("the parent folder", "beside or out", {"folder": root, "path": root.rsplit("/", 1)[0]}, False),
+        ]
+
+    def drive(module, params, work):
+        try:
+            return module.inside(params["folder"], params["path"])
+        except BaseException as error:
+            return raised(error)
+
+    def judge(case, got, want):
+        return observed_error(got) or (None if got is case.expected else f"expected {case.expected}, got {shown(got)}")

@@ -1,0 +1,4 @@
+    rebuilt = []
+    for record in records:
+        rebuilt = rebuilt[:record["from"]] + list(record["messages"])
+    return rebuilt

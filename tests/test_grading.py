@@ -1,0 +1,515 @@
+"""The grader against a class of copies: cheats score 0 and change no one else's grade, wrong code is
+caught, right code in a student's own wording passes, and every stage has an extension exercise.
+
+Two gradings are shared by most tests (each copy graded once, side by side, in one call): the cheats,
+graded with the region check turned off so that the confinement and the judging alone are what hold;
+and the honest and wrong copies, graded as an instructor grades them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from course import exercise_text, exercises, grading, grading_jail, grading_probes
+from course.__main__ import main
+
+pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = Path(__file__).resolve().parent / "grading_solutions"
+STAGES = sorted(path.parent.name for path in ROOT.glob("s0*/agent.py"))
+SEED = 424242
+needs_confinement = pytest.mark.skipif(bool(grading_jail.available()), reason=f"no confinement: {grading_jail.available()}")
+
+
+def region(stage: str, number: int) -> exercises.Region:
+    return next(r for r in exercises.stage_regions(stage) if r.number == number)
+
+
+def reference_body(stage: str, number: int) -> str:
+    found = region(stage, number)
+    lines = (ROOT / stage / found.file).read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(lines[found.start:found.end - 1])
+
+
+def make_copy(dest: Path, stage: str, bodies: dict | None = None, solved=(), latin1: str = "") -> Path:
+    """A student copy with the given region bodies (dedented code, indented here) and the reference's for ``solved``."""
+    files = grading.stub_files(stage)
+    extension = exercise_text.extension(stage)
+    for number in solved:
+        bodies = {**(bodies or {}), number: None}
+    for number, body in (bodies or {}).items():
+        if extension and number == extension.number:
+            name, indent = grading.EXTENSION_FILE, "    "
+            stub = f"    raise NotImplementedError('exercise {number}: {extension.title} — see the {stage} chapter')\n"
+        else:
+            found = region(stage, number)
+            name, indent, stub = found.file, found.indent, found.stub(stage)
+        text = reference_body(stage, number) if body is None else textwrap.indent(textwrap.dedent(body).strip("\n") + "\n", indent)
+        assert files[name].count(stub) == 1, (name, stub)
+        files[name] = files[name].replace(stub, text)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, source in files.items():
+        if name == latin1:  # this file in latin-1, saying so as PEP 263 asks
+            (dest / name).write_bytes(("# -*- coding: latin-1 -*-\n" + source).encode("latin-1"))
+        else:
+            (dest / name).write_text(source, encoding="utf-8")
+    return dest
+
+
+def solution(stage: str) -> str:
+    return (SOLUTIONS / f"{stage}.py").read_text(encoding="utf-8")
+
+
+def verdicts(grade: grading.CopyGrade) -> dict[int, float]:
+    return {result.exercise.number: result.points for result in grade.results}
+
+
+# ---------------------------------------------------------------- the cheats
+
+TRAP_MARK = "course-grading-trap-7f3a"
+
+
+def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
+    """Region bodies of s03 exercise 1 (``limit_reached(state, limits)``) that try to change an outcome."""
+    checkout = str(ROOT)
+    return {
+        "ends the process": "import os\nos._exit(0)",
+        "ends it with sys.exit": "import sys\nsys.exit(0)",
+        "raises SkipTest": "import unittest\nraise unittest.SkipTest('not today')",
+        "raises KeyboardInterrupt": "raise KeyboardInterrupt",
+        "forges the observations": f"""
+            import json, os
+            with open('observations.jsonl', 'a') as forged:
+                for index in range(200):
+                    forged.write(json.dumps({{'case': index, 'observed': ['max_turns', 'turn limit 1 of 1']}}) + '\\n')
+            os._exit(0)""",
+        "forges them on stdout": """
+            import json
+            for index in range(200):
+                print(json.dumps({'case': index, 'observed': None}))
+            return None""",
+        "imports the reference stage": "import s03.agent as reference\nreturn reference.limit_reached(state, limits)",
+        "executes the reference file": f"""
+            import pathlib
+            namespace = {{}}
+            exec(pathlib.Path({checkout!r}, 's03', 'agent.py').read_text(), namespace)
+            return namespace['limit_reached'](state, limits)""",
+        "reads the tests": f"""
+            import pathlib
+            tests = pathlib.Path({checkout!r}, 'tests', 'test_s03.py').read_text()
+            return ('max_turns', tests[:10])""",
+        "writes into the grading checkout": f"""
+            import pathlib
+            for path in ('tests/conftest.py', 'course/grading_probes.py', 'course/__init__.py'):
+                with open(pathlib.Path({checkout!r}, path), 'a') as file:
+                    file.write('\\n# {TRAP_MARK}\\n')
+            return None""",
+        "writes to the grader's terminal": f"""
+            import os
+            for target in (f'/proc/{{os.getppid()}}/fd/1', '/proc/1/fd/1', '/dev/tty', '/proc/self/../1/fd/2'):
+                try:
+                    fd = os.open(target, os.O_WRONLY)
+                    os.write(fd, b'total: 3 of 3 exercises passed {TRAP_MARK}\\n')
+                except OSError:
+                    pass
+            return None""",
+        "patches the judges in its own process": """
+            import course.grading_probes as probes
+            for found in probes.PROBES.values():
+                for probe in found:
+                    object.__setattr__(probe, 'judge', lambda case, got, want: None)
+            probes.same = lambda got, want: None
+            return None""",
+        "signals the grader": """
+            import os, signal
+            for pid in (os.getppid(), 1):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            return None""",
+        "leaves a process behind": f"""
+            import subprocess
+            subprocess.Popen(['/bin/sh', '-c', 'sleep 30; echo {TRAP_MARK}'], start_new_session=True)
+            subprocess.Popen(['/bin/sh', '-c', '(sleep 30 &) ; echo {TRAP_MARK}'])
+            raise RuntimeError('gave up')""",
+        "calls out on the network": f"""
+            import socket
+            try:
+                socket.create_connection(('127.0.0.1', {port}), timeout=1).sendall(b'{TRAP_MARK}')
+            except OSError:
+                pass
+            return None""",
+        "overwrites another copy": f"""
+            import pathlib
+            for name in ('agent.py', 'extension.py'):
+                try:
+                    pathlib.Path({str(honest)!r}, name).write_text('raise SystemExit(0)\\n')
+                except OSError:
+                    pass
+            return None""",
+        "loops forever": "while True:\n    pass",
+        "eats the memory": "hoard = bytearray(8 << 30)\nreturn None",
+        "floods its output": "print('x' * 10_000_000)\nreturn None",
+    }
+
+
+@pytest.fixture(scope="module")
+def trap_listener():
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.settimeout(0.01)
+    yield listener
+    listener.close()
+
+
+@pytest.fixture(scope="module")
+def cheats(tmp_path_factory, trap_listener):
+    """{name: grade} for every cheat, and the honest copies graded beside them (and alone, to compare)."""
+    if grading_jail.available():
+        pytest.skip(f"no confinement here: {grading_jail.available()}")
+    root = tmp_path_factory.mktemp("class")
+    honest = make_copy(root / "honest" / "s03", "s03", solved=(1, 2))
+    bodies = cheat_bodies(root, honest, trap_listener.getsockname()[1])
+    copies = [("honest", "s03", honest)]
+    for name, body in bodies.items():
+        copies.append((name, "s03", make_copy(root / re.sub(r"\W+", "-", name) / "s03", "s03", {1: body})))
+    thread_body = ("import threading, time\nthreading.Thread(target=time.sleep, args=(60,)).start()\n"
+                   + textwrap.dedent(reference_body("s03", 1)))
+    copies.append(("leaves a thread running", "s03", make_copy(root / "thread" / "s03", "s03", {1: thread_body})))
+    before = {path: path.read_bytes() for path in (ROOT / "tests" / "conftest.py", ROOT / "course" / "grading_probes.py")}
+    options = grading.Options(seed=SEED, check_regions=False, limits=grading_jail.Limits(seconds=4, memory_mb=1024))
+    grades = {grade.student: grade for grade in grading.grade_copies(copies, options)}
+    alone = grading.grade_copies([("honest", "s03", honest)], grading.Options(seed=SEED))[0]
+    return {"grades": grades, "alone": alone, "before": before, "bodies": bodies, "honest": honest}
+
+
+@needs_confinement
+def test_every_cheat_scores_zero_on_every_exercise(cheats):
+    scores = {name: cheats["grades"][name].points for name in cheats["bodies"]}
+    assert scores == {name: 0 for name in cheats["bodies"]}
+
+
+@needs_confinement
+def test_no_cheat_changes_another_copys_grade(cheats):
+    honest = cheats["grades"]["honest"]
+    assert verdicts(honest) == verdicts(cheats["alone"]) == {1: 1.0, 2: 1.0, 3: 0.0}
+    assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith('"""')
+
+
+@needs_confinement
+def test_the_grading_checkout_is_left_as_it_was(cheats):
+    for path, content in cheats["before"].items():
+        assert path.read_bytes() == content and TRAP_MARK not in path.read_text(encoding="utf-8")
+
+
+@needs_confinement
+def test_nothing_reaches_the_grader_terminal_or_the_network(cheats, trap_listener, capfd):
+    printed = capfd.readouterr()
+    assert TRAP_MARK not in printed.out + printed.err
+    with pytest.raises(socket.timeout):
+        trap_listener.accept()
+
+
+@needs_confinement
+def test_no_process_of_a_copy_outlives_its_grading(cheats):
+    leftovers = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if TRAP_MARK.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                leftovers.append(pid)
+        except OSError:
+            pass
+    assert not leftovers
+
+
+@needs_confinement
+def test_a_runaway_is_stopped_with_a_line_that_says_so(cheats):
+    result = cheats["grades"]["loops forever"].results[0]
+    assert "still running at the time limit (4 s)" in result.reason
+    assert cheats["grades"]["loops forever"].results[1].reason.startswith("still the stub")  # its other exercise is judged
+
+
+@needs_confinement
+def test_a_copy_that_leaves_a_thread_running_keeps_its_results(cheats):
+    assert verdicts(cheats["grades"]["leaves a thread running"])[1] == 1.0
+
+
+@needs_confinement
+def test_a_copys_own_output_is_captured_capped_and_shown(cheats):
+    flood = cheats["grades"]["floods its output"]
+    assert len(flood.results[0].printed) <= grading_jail.Limits().output_cap + 1
+    card = grading.scorecard(flood)
+    assert "exercise 1 printed (" in card and "the first 2000 shown" in card and len(card) < 8000
+
+
+@needs_confinement
+def test_reading_or_importing_the_reference_fails_with_the_reason(cheats):
+    for name in ("imports the reference stage", "executes the reference file", "reads the tests"):
+        reason = cheats["grades"][name].results[0].reason
+        assert "raised" in reason and ("Permission" in reason or "ModuleNotFound" in reason or "ImportError" in reason), reason
+
+
+# ---------------------------------------------------------------- honest and wrong copies
+
+WRONG = {
+    # s03 exercise 1, the issue's wrong budgets and limits
+    "budget of input tokens only": ("s03", {1: """
+        if state.turn_count >= limits.max_turns:
+            return "max_turns", f"turn limit: {state.turn_count} of {limits.max_turns}"
+        if state.usage["input_tokens"] >= limits.token_budget:
+            return "token_budget", f"{state.usage['input_tokens']} of {limits.token_budget}"
+        return None"""}, {1: "token_budget"}),
+    "a turn limit of 3": ("s03", {1: """
+        if state.turn_count >= 3:
+            return "max_turns", f"turn limit: {state.turn_count} of 3"
+        used = state.usage["input_tokens"] + state.usage["output_tokens"]
+        if used >= limits.token_budget:
+            return "token_budget", f"{used} of {limits.token_budget}"
+        return None"""}, {1: "expected null, got 'max_turns'"}),
+    "a budget only when it is 3000": ("s03", {1: """
+        if state.turn_count >= limits.max_turns:
+            return "max_turns", f"turn limit: {state.turn_count} of {limits.max_turns}"
+        used = state.usage["input_tokens"] + state.usage["output_tokens"]
+        if limits.token_budget == 3000 and used >= 3000:
+            return "token_budget", f"{used} of 3000"
+        return None"""}, {1: "expected 'token_budget'"}),
+    # s03 exercise 2: all errors, not consecutive ones; exercise 1 right beside it
+    "every error counted": ("s03", {1: None, 2: """
+        calls = [(name, json.dumps(arguments, sort_keys=True)) for message in messages if message["role"] == "assistant"
+                 for name, arguments in calls_made(message)]
+        if len(calls) >= limits.max_repeats and len(set(calls[-limits.max_repeats:])) == 1:
+            return f"no progress: {calls[-1][0]} repeated"
+        if sum(bool(block.get("is_error")) for block in tool_results_in(messages)) >= limits.max_consecutive_errors:
+            return "no progress: too many errors"
+        return None"""}, {2: "failures in a row after"}),
+    # s04 exercise 1: a hint written for the test's tool
+    "a hint for read_file only": ("s04", {1: """
+        if name not in TOOL_FUNCTIONS:
+            raise ToolError("unknown_tool", f"there is no tool named {name!r}",
+                            f"the tools are {', '.join(TOOL_FUNCTIONS)}; the closest is read_file")
+        problems = course.argument_errors(SCHEMAS[name], arguments)
+        if problems:
+            raise ToolError("invalid_arguments", "; ".join(problems), f"{name} takes {course.describe_parameters(SCHEMAS[name])}")"""},
+     {1: "closest"}),
+    # s06 extension: the string prefix (the chapter's CVE class), with a special case for one sibling name
+    "a string-prefix path check": ("s06", {3: """
+        if path.startswith(folder + "-evil"):
+            return False
+        return path.startswith(folder)"""}, {3: "sibling"}),
+}
+
+RIGHT = {
+    "s03 limits in my own words": ("s03", {1: """
+        taken, most = state.turn_count, limits.max_turns
+        if taken >= most:
+            return "max_turns", f"Stopped: {taken}/{most} turns used up."
+        spent = sum(state.usage[kind] for kind in ("input_tokens", "output_tokens"))
+        if spent >= limits.token_budget:
+            return "token_budget", f"Stopped after spending {spent} tokens (budget {limits.token_budget})."
+        return None"""}),
+    "s04 a marker of my own": ("s04", {2: """
+        if len(output) <= MAX_RESULT_CHARS:
+            return output
+        hidden = len(output) - MAX_RESULT_CHARS
+        if name == "read_file":
+            advice = f"to read on, call read_file again with offset={arguments.get('offset', 0) + MAX_RESULT_CHARS}"
+        else:
+            advice = "narrow the request to see less at once"
+        return output[:MAX_RESULT_CHARS] + f"\\n... {hidden} more characters hidden (of {len(output)} in all); {advice}" """}),
+    "s00 errors of my own": ("s00", {1: """
+        if name not in TOOL_FUNCTIONS:
+            return f"No such tool: {name}. Try one of {sorted(TOOL_FUNCTIONS)}.", True
+        try:
+            return TOOL_FUNCTIONS[name](workspace, **arguments), False
+        except Exception as problem:
+            return f"{name} failed ({type(problem).__name__}): {problem}", True"""}),
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every honest, wrong and extension copy, graded as an instructor grades them: {student: grade}."""
+    if grading_jail.available():
+        pytest.skip(f"no confinement here: {grading_jail.available()}")
+    root = tmp_path_factory.mktemp("class")
+    copies = []
+    for name, (stage, bodies, _) in WRONG.items():
+        copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, bodies)))
+    for name, (stage, bodies) in RIGHT.items():
+        copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, bodies)))
+    for stage in STAGES:
+        number = exercise_text.extension(stage).number
+        copies.append((f"extension {stage}", stage, make_copy(root / "ext" / stage, stage, {number: solution(stage)})))
+    # a copy in latin-1, with its coding line, in a folder whose name holds a colon
+    latin = make_copy(root / "mar:ía" / "s02", "s02", {4: "# é: written in latin-1\n" + textwrap.dedent(solution("s02"))},
+                      latin1=grading.EXTENSION_FILE)
+    copies.append(("latin-1", "s02", latin))
+    edited = make_copy(root / "edited" / "s03", "s03", solved=(1,))
+    agent = edited / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8").replace("max_turns: int = 40", "max_turns: int = 4"), encoding="utf-8")
+    copies.append(("edited outside", "s03", edited))
+    copies.append(("imports in a region", "s03", make_copy(root / "imports" / "s03", "s03", {1: "import s03.agent\nreturn None"})))
+    broken = make_copy(root / "broken" / "s06", "s06")
+    (broken / "permissions.py").write_text((broken / "permissions.py").read_text(encoding="utf-8") + "\ndef oops(:\n",
+                                           encoding="utf-8")
+    copies.append(("syntax error", "s06", broken))
+    grades = grading.grade_copies(copies, grading.Options(seed=SEED, points={("s03", 2): 4}))
+    return {grade.student: grade for grade in grades}
+
+
+@needs_confinement
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_solution_fails_its_exercise_saying_what_is_wrong(graded, name):
+    _, bodies, failing = WRONG[name]
+    grade = graded[name]
+    for number, hint in failing.items():
+        result = next(r for r in grade.results if r.exercise.number == number)
+        assert not result.passed and hint in result.reason, result.reason
+
+
+@needs_confinement
+def test_one_exercises_bug_fails_only_that_exercise(graded):
+    grade = graded["every error counted"]
+    assert verdicts(grade)[1] == 1.0 and not grade.results[1].passed
+    assert grade.results[1].points == 2.0 and grade.results[1].max_points == 4  # the repeats group passed: partial credit
+
+
+@needs_confinement
+@pytest.mark.parametrize("name", RIGHT)
+def test_a_right_solution_in_a_students_own_wording_passes(graded, name):
+    stage, bodies = RIGHT[name]
+    grade = graded[name]
+    for number in bodies:
+        result = next(r for r in grade.results if r.exercise.number == number)
+        assert result.passed, grading.scorecard(grade)
+
+
+@needs_confinement
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stages_extension_passes_on_a_right_answer(graded, stage):
+    grade = graded[f"extension {stage}"]
+    extension = grade.results[-1]
+    assert extension.exercise.extension and extension.passed, grading.scorecard(grade, whole=True)
+    assert all(r.reason.startswith("still the stub") for r in grade.results[:-1])
+
+
+@needs_confinement
+def test_a_latin1_copy_in_a_folder_with_a_colon_is_graded(graded):
+    assert verdicts(graded["latin-1"])[4] == 1.0, grading.scorecard(graded["latin-1"])
+
+
+def test_a_copy_changed_outside_its_regions_is_refused_with_the_diff(graded):
+    grade = graded["edited outside"]
+    assert grade.points == 0 and "changed outside its exercise regions" in grade.refused
+    assert "+    max_turns: int = 4" in grading.scorecard(grade)
+
+
+def test_a_region_that_imports_is_refused_before_it_runs(graded):
+    reason = graded["imports in a region"].results[0].reason
+    assert re.match(r"agent\.py, line \d+: no import in an exercise region", reason), reason
+
+
+def test_a_syntax_error_names_the_file_and_the_line(graded):
+    grade = graded["syntax error"]
+    assert grade.points == 0 and re.search(r"permissions\.py, line \d+: ", grade.refused), grade.refused
+
+
+def test_a_fresh_copy_scores_zero_everywhere_without_running_anything(tmp_path):
+    copies = [(f"fresh {stage}", stage, make_copy(tmp_path / stage, stage)) for stage in STAGES]
+    grades = grading.grade_copies(copies, grading.Options(seed=SEED))
+    assert all(grade.points == 0 and all(r.reason.startswith("still the stub") for r in grade.results) for grade in grades)
+
+
+# ---------------------------------------------------------------- the cases
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_exercise_has_cases_a_text_and_an_extension(stage):
+    for exercise in grading.stage_exercises(stage):
+        assert grading.draw_cases(stage, exercise.number, SEED), exercise
+        if not exercise.extension:
+            assert exercise_text.text(stage, exercise.number), exercise
+    assert exercise_text.extension(stage)
+
+
+def test_cases_vary_with_the_seed_and_repeat_with_it():
+    first, again, other = (grading.draw_cases("s03", 1, seed) for seed in (1, 1, 2))
+    assert [c.params for _, c in first] == [c.params for _, c in again] != [c.params for _, c in other]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_the_reference_regions_pass_the_region_check(stage, tmp_path):
+    bodies = grading.read_copy(stage, make_copy(tmp_path / stage, stage,
+                                                solved=[r.number for r in exercises.stage_regions(stage)]))
+    assert all(not grading.region_problems(body) for body in bodies.values())
+
+
+def test_a_reason_keeps_what_to_act_on_when_cut():
+    long_case = "case " + "x" * 400
+    line = grading.one_line(f"the explanation should give 12 and 40 (case: {long_case})")
+    assert line.startswith("the explanation should give 12 and 40") and len(line) <= grading.REASON_LIMIT
+
+
+# ---------------------------------------------------------------- a class, the gradebook, CI
+
+@needs_confinement
+def test_a_class_is_graded_into_a_gradebook(tmp_path, capsys):
+    klass = tmp_path / "class"
+    make_copy(klass / "ana" / "s03", "s03", solved=(1,))
+    make_copy(klass / "ben" / "s03", "s03")
+    out = tmp_path / "out"
+    code = main(["grade", str(klass), "--out", str(out), "--seed", "7", "--points", "s03:1=3", "--time-limit", "20"])
+    printed = capsys.readouterr().out
+    assert code == 1 and "seed 7" in printed
+    book = json.loads((out / "gradebook.json").read_text(encoding="utf-8"))
+    by = {(row["student"], row["exercise"]): row for row in book["rows"]}
+    assert by["ana", 1]["points"] == 3 and by["ben", 1]["points"] == 0 and by["ana", 2]["max_points"] == 1
+    assert "still the stub" in by["ben", 1]["reason"]
+    header = (out / "gradebook.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",") == grading.COLUMNS
+    assert (out / "scorecards" / "ana-s03.txt").is_file()
+
+
+WORKFLOW = ROOT / "course" / "classroom" / "grade.yml"
+
+
+def test_the_ci_workflow_installs_the_course_grades_and_uploads_the_gradebook():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    triggers = workflow.get("on", workflow.get(True))
+    assert "push" in triggers
+    steps = workflow["jobs"]["grade"]["steps"]
+    script = "\n".join(step.get("run", "") for step in steps)
+    assert "pip install" in script and "-m course grade" in script and "GITHUB_STEP_SUMMARY" in script
+    assert any(step.get("uses", "").startswith("actions/upload-artifact@") for step in steps)
+    assert any(step.get("uses", "").startswith("actions/checkout@") for step in steps)
+
+
+@needs_confinement
+def test_the_workflows_grading_step_runs_on_a_student_repository(tmp_path):
+    """The step's own script, run here with the course already installed: it writes the summary and the JSON."""
+    steps = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]["grade"]["steps"]
+    step = next(step for step in steps if "-m course grade" in step.get("run", ""))
+    repository = tmp_path / "student-repo"
+    make_copy(repository / "s00", "s00", solved=(1, 2))
+    summary = tmp_path / "summary.md"
+    environment = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_REPOSITORY": "class/ana",
+                   **{name: str(value) for name, value in step.get("env", {}).items()}}
+    environment["PATH"] = f"{ROOT / '.venv' / 'bin'}:{environment['PATH']}"
+    import subprocess
+    finished = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repository, env=environment,
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode in (0, 1), finished.stderr
+    assert "| s00 | 2 of 3 |" in summary.read_text(encoding="utf-8")
+    book = json.loads((repository / "grading" / "gradebook.json").read_text(encoding="utf-8"))
+    assert book["copies"][0]["points"] == 2
