@@ -1,0 +1,173 @@
+"""s06: the harness's own files are out of the model's reach, and a transcript it forged is not resumed.
+
+With the workspace being the folder the harness writes in (``--workspace .``), its transcripts, runs
+log, audit log and the transcripts' key lie inside it. No tool may list, read, write or delete them;
+search skips them; a command finds them hidden. A transcript of s06 carries a mac per line (course.
+transcript): one that the model wrote, edited or put together is refused in one line, and ``--resume
+last`` passes a planted one over. The loader checks every field it later uses: no damaged transcript
+makes ``--resume`` fail with anything but one line (fuzzed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import course
+import course.confinement
+import course.transcript
+from helpers import DONE, scripted_client
+from s06_world import gate, play, s06, world  # noqa: F401
+
+pytestmark = pytest.mark.stage("s06")
+
+LIST = [{"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {"path": "."}}]
+
+
+@pytest.fixture
+def harness_here(world, monkeypatch):
+    """The harness writes in the workspace: runs/ beside the model's files, as `--workspace .` does."""
+    runs = world / "runs"
+    monkeypatch.setenv("AGENT_COURSE_TRANSCRIPTS", str(runs / "transcripts"))
+    monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", str(runs / "runs.jsonl"))
+    monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(runs / "audit.jsonl"))
+    monkeypatch.setenv("AGENT_COURSE_KEY", str(world / "key" / "transcript.key"))
+    stopped = stopped_run(world)
+    course.runlog.append({"stage": "s06", "stop_reason": "end_turn"})
+    return world, stopped
+
+
+def stopped_run(workspace):
+    """A run of s06 stopped after one turn, which --resume can go on with."""
+    client, _ = scripted_client(LIST, DONE)
+    return s06.run("List the files", client=client, model="scripted", workspace=workspace, approver=None,
+                   audit_log=None, limits=s06.Limits(max_turns=1))
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("list_files", {"path": "runs/transcripts"}), ("read_file", {"path": "runs/runs.jsonl"}),
+    ("read_file", {"path": "runs/audit.jsonl"}), ("read_file", {"path": "key/transcript.key"}),
+    ("write_file", {"path": "runs/transcripts/s06-20991231-000000-abcdef.jsonl", "content": "{}"}),
+    ("delete_file", {"path": "runs/runs.jsonl"}), ("move_file", {"source": "memo.md", "destination": "runs/audit.jsonl"}),
+])
+def test_no_tool_touches_the_harness_files(harness_here, tool, arguments):
+    workspace, _ = harness_here
+    found = gate().check(workspace, tool, arguments)
+    assert found.decision == "deny" and "the harness's own files" in found.why
+
+
+def test_search_skips_them_and_a_command_finds_them_hidden(harness_here):
+    workspace, stopped = harness_here
+    results, _ = play(workspace, [("search_files", {"text": "List the files"})])
+    assert "runs/" not in results[0]["content"]
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    finished = s06.run_command(workspace, "cat runs/transcripts/* runs/runs.jsonl key/transcript.key; "
+                                          "echo forged-line >> runs/runs.jsonl; echo end", hidden=gate().hidden(workspace))
+    assert "List the files" not in finished and "end_turn" not in finished and "end" in finished
+    assert "forged-line" not in (workspace / "runs" / "runs.jsonl").read_text()
+
+
+def forged(path, stopped, **changes):
+    """The stopped run's transcript with its first line changed, as the model would write it."""
+    lines = [json.loads(line) for line in open(stopped.transcript, encoding="utf-8")]
+    lines[0].update(changes)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_transcript_whose_workspace_was_changed_is_refused_in_one_line(harness_here, tmp_path):
+    workspace, stopped = harness_here
+    forged(course.transcript.find(stopped.transcript), stopped, workspace=str(tmp_path))
+    with pytest.raises(course.CourseError, match=r"is damaged at line 1 \(its mac is not the one the harness wrote\)") as raised:
+        s06.run(resume=stopped.transcript, approver=None, audit_log=False)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_planted_newer_transcript_is_passed_over_by_resume_last(harness_here, tmp_path):
+    workspace, stopped = harness_here
+    planted = forged(course.transcript.folder() / "s06-20991231-235959-abcdef.jsonl", stopped,
+                     workspace=str(tmp_path))
+    os.utime(planted, (time.time() + 60, time.time() + 60))
+    assert course.transcript.find("last", "s06") == course.transcript.find(stopped.transcript)
+    with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
+        s06.run(resume=str(planted), approver=None, audit_log=False)
+    client, _ = scripted_client(DONE)
+    assert s06.run(resume="last", client=client, approver=None, audit_log=False).workspace == str(workspace)
+
+
+def test_lines_taken_from_another_run_do_not_verify(harness_here):
+    workspace, stopped = harness_here
+    other = stopped_run(workspace)
+    path = course.transcript.find(stopped.transcript)
+    spliced = open(path, encoding="utf-8").readlines()[:1] + open(other.transcript, encoding="utf-8").readlines()[1:]
+    path.write_text("".join(spliced), encoding="utf-8")
+    with pytest.raises(course.CourseError, match=r"is damaged at line 2 \(its mac"):
+        course.transcript.load(path)
+
+
+def test_a_line_of_another_stage_named_like_an_s06_run_is_not_resumed(harness_here, tmp_path):
+    workspace, stopped = harness_here
+    planted = forged(course.transcript.folder() / "s06-20991231-235959-aaaaaa.jsonl", stopped, stage="s05")
+    os.utime(planted, (time.time() + 60, time.time() + 60))
+    assert course.transcript.find("last", "s06") != planted
+    with pytest.raises(course.CourseError):
+        s06.run(resume=str(planted), approver=None, audit_log=False)
+
+
+# ---------------------------------------------------------------- the loader, fuzzed
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**12) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+PATHS_INTO = st.lists(st.sampled_from(["messages", "usage", "turn", "transitions", "from", "stop_reason",
+                                       "content", "input_tokens", "cache_read_input_tokens", 0, 1, -1, "role",
+                                       "type", "id", "tool_use_id", "input", "name", "text", "workspace", "model"]),
+                      min_size=1, max_size=4)
+
+
+def damaged(record, path, value, drop):
+    """``record`` with the value at ``path`` (as far as it goes) replaced by ``value``, or dropped."""
+    record = json.loads(json.dumps(record))
+    holder = record
+    for step in path[:-1]:
+        try:
+            holder = holder[step]
+        except (KeyError, IndexError, TypeError):
+            break
+    last = path[-1]
+    if isinstance(holder, dict) and isinstance(last, str):
+        if drop:
+            holder.pop(last, None)
+        else:
+            holder[last] = value
+    elif isinstance(holder, list) and isinstance(last, int) and -len(holder) <= last < len(holder):
+        holder[last] = value
+    return record
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=st.integers(0, 3), path=PATHS_INTO, value=JSON, drop=st.booleans())
+def test_no_damaged_transcript_makes_resume_fail_with_more_than_one_line(harness_here, line, path, value, drop):
+    """Each damage is signed again with the harness's key, so that the loader's own checks are what is
+    tested (a damage the mac catches would prove nothing about them)."""
+    workspace, stopped = harness_here
+    source = course.transcript.find(stopped.transcript)
+    records = [json.loads(text) for text in open(source, encoding="utf-8")]
+    records[line % len(records)] = damaged(records[line % len(records)], path, value, drop)
+    target = course.transcript.folder() / "s06-20991231-000000-fuzzed.jsonl"
+    previous, lines = "", []
+    for record in records:
+        record = dict(record, mac=course.transcript.signature(target.stem, previous, record))
+        previous = record["mac"]
+        lines.append(json.dumps(record) + "\n")
+    target.write_text("".join(lines), encoding="utf-8")
+    client, _ = scripted_client(DONE, DONE)
+    try:
+        s06.run(resume=str(target), client=client, approver=None, audit_log=False, runs_log=False)
+    except course.CourseError as error:
+        assert "\n" not in str(error)
