@@ -4,11 +4,15 @@
 ``offline-flood`` on N-2 log files (list the folder, read one log a turn, answer: N turns),
 offline, each run in a fresh workspace and with a fresh client (so a fresh prompt cache). The
 offline model's context window and the stages' turn limit and token budget are raised out of the
-way, so that every run can finish and the bill is the only thing that differs. Five runs:
+way, so that every run can finish and the bill is the only thing that differs. Seven runs:
 
 * ``s03`` and ``s04``: no pruning, no cache breakpoint: every prompt token is billed at the input price;
 * ``s04+cache``: s04 unchanged, with one cache breakpoint added on the latest block of each request
   on its way out (what a harness that caches but never prunes pays);
+* ``s04+clearing`` and ``s04+compaction``: s04 cached as above, with the API's own context management
+  on its requests (``clear_tool_uses_20250919`` with s05's numbers, ``compact_20260112`` at its lowest
+  trigger; the offline model applies them as documented, ``offline/context_management.py``), a
+  compaction's summary step billed from ``usage.iterations``;
 * ``s05-every-turn``: s05 with its batch constants set to 0 (``CLEAR_TRIGGER``, ``CLEAR_AT_LEAST``),
   so it masks a little on every turn, as a loop that prunes without regard for the cache would; cached;
 * ``s05``: the cache-aware s05 as it is: two breakpoints, masking in batches; cached.
@@ -75,6 +79,7 @@ class Variant:
     stage: str
     label: str
     breakpoint_on_latest: bool = False                   # added to each request on its way out
+    server_side: dict | None = None                      # a context_management edit the API applies
     constants: dict = field(default_factory=dict)        # the stage's constants, set for this run only
 
 
@@ -82,6 +87,15 @@ VARIANTS = (
     Variant("s03", "s03", "s03: no pruning, no cache"),
     Variant("s04", "s04", "s04: no pruning, no cache"),
     Variant("s04+cache", "s04", "s04 with a cache breakpoint on the latest block, no pruning", breakpoint_on_latest=True),
+    # The API's own pruning beside s05's, on s04 (which prunes nothing itself), cached the same way. The
+    # clearing uses s05's own numbers (trigger 8,000, keep 2, clear at least 3,000), so only who prunes
+    # differs; compaction the documented lowest trigger, 50,000 (its default is 150,000).
+    Variant("s04+clearing", "s04", "s04 with the API's clear_tool_uses_20250919, cached", breakpoint_on_latest=True,
+            server_side={"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 8_000},
+                         "keep": {"type": "tool_uses", "value": 2},
+                         "clear_at_least": {"type": "input_tokens", "value": 3_000}}),
+    Variant("s04+compaction", "s04", "s04 with the API's compact_20260112, cached", breakpoint_on_latest=True,
+            server_side={"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}),
     Variant("s05-every-turn", "s05", "s05 masking a little every turn, cached",
             constants={"CLEAR_TRIGGER": 0, "CLEAR_AT_LEAST": 0}),
     Variant("s05", "s05", "s05 cache-aware: masking in batches, cached"),
@@ -113,22 +127,28 @@ def mark_latest_block(messages: list) -> list:
 
 
 class _LatestBlockCached:
-    """A client's ``messages`` that adds a breakpoint on the latest block to every request."""
+    """A client's ``messages`` that adds a breakpoint on the latest block to every request, and the
+    API's own context management (``edit``, with its beta header) when the run asks for it."""
 
-    def __init__(self, messages):
-        self._messages = messages
+    def __init__(self, messages, edit: dict | None = None):
+        self._messages, self._edit = messages, edit
 
     def create(self, **request):
-        return self._messages.create(**dict(request, messages=mark_latest_block(request["messages"])))
+        request = dict(request, messages=mark_latest_block(request["messages"]))
+        if self._edit:
+            from .offline.context_management import BETA_OF
+            request.update(extra_body={"context_management": {"edits": [self._edit]}},
+                           extra_headers={"anthropic-beta": BETA_OF[self._edit["type"]]})
+        return self._messages.create(**request)
 
     def __getattr__(self, name):
         return getattr(self._messages, name)
 
 
 class LatestBlockCached:
-    def __init__(self, client):
+    def __init__(self, client, edit: dict | None = None):
         self._client = client
-        self.messages = _LatestBlockCached(client.messages)
+        self.messages = _LatestBlockCached(client.messages, edit)
 
     def __getattr__(self, name):
         return getattr(self._client, name)
@@ -148,7 +168,8 @@ def constants_set(module, constants: dict):
 
 
 def usage_dict(usage) -> dict:
-    return {name: getattr(usage, name, None) or 0 for name in
+    read = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+    return {name: read(name) or 0 for name in
             ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
 
 
@@ -170,13 +191,15 @@ def bench_variant(variant: Variant, turns: int) -> dict:
         write_flood_logs(workspace, files)
         truth = flood_error_total(snapshot(workspace))
         client = make_client(model, context_window=WINDOW_PER_TURN * turns + 50_000)
-        client = capped(LatestBlockCached(client) if variant.breakpoint_on_latest else client, 3 * turns + 50)
+        client = capped(LatestBlockCached(client, variant.server_side) if variant.breakpoint_on_latest else client,
+                        3 * turns + 50)
         options = run_options(agent.run, dict(LIMITS, runs_log=False, transcript=False))
         started = time.perf_counter()
         with constants_set(agent, variant.constants):
             result = as_dict(agent.run(FLOOD_TASK, client=client, model=model, workspace=workspace, **options))
         wall = time.perf_counter() - started
-    usages = [usage_dict(usage) for usage in client.usages]
+    # A compaction's summary is billed as a step of its own, listed in usage.iterations beside the answer.
+    usages = [usage_dict(part) for usage in client.usages for part in (getattr(usage, "iterations", None) or [usage])]
     per_call = [prices.prompt_tokens(usage) for usage in usages]
     dollars = [prices.cost(model, usage) for usage in usages]
     b = exponent(running_sum(per_call))
@@ -301,6 +324,13 @@ def verdicts(result: dict) -> list[str]:
         said.append(f"Without caching, s05 would be billed for {share:.1%} of s04's input tokens "
                     f"({s05['input_tokens']:,} against {s04['input_tokens']:,})"
                     + aim(share <= targets["tokens"], f"at most {targets['tokens']:.0%}", turns))
+    server = [rows[name] for name in ("s04+clearing", "s04+compaction") if name in rows]
+    if s05 and server:
+        cheaper = min(server, key=lambda row: row["dollars"])
+        said.append(f"Beside the API's own pruning on s04, the cache-aware s05 costs ${s05['dollars']:.4f}, against "
+                    + " and ".join(f"${row['dollars']:.4f} ({row['stage']})" for row in server)
+                    + f"; the course's aim is no more than the cheaper ({cheaper['stage']}), and this run "
+                    + ("gets there." if s05["dollars"] <= cheaper["dollars"] else "does not get there."))
     if s05:
         said.append(f"s05's largest prompt was {s05['peak_prompt_tokens']:,} tokens"
                     + aim(s05["peak_prompt_tokens"] < targets["peak_prompt"], f"under {targets['peak_prompt']:,} tokens", turns))
@@ -314,7 +344,7 @@ def aim(reached: bool, goal: str, turns: int) -> str:
     return f"; the course's aim is {goal}, and {'this run gets there' if reached else 'this run does not get there'}."
 
 
-CACHED_RUNS = ("s04+cache", "s05-every-turn", "s05")
+CACHED_RUNS = ("s04+cache", "s04+clearing", "s04+compaction", "s05-every-turn", "s05")
 
 
 def plot_svg(result: dict, runs=None) -> str:

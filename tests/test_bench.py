@@ -28,7 +28,7 @@ def small_bench(tmp_path_factory):
         return bench.run_token_bench(SMALL)
 
 
-ROWS = ["s03", "s04", "s04+cache", "s05-every-turn", "s05"]
+ROWS = ["s03", "s04", "s04+cache", "s04+clearing", "s04+compaction", "s05-every-turn", "s05"]
 
 
 def test_every_run_completes_the_same_task_in_the_same_turns(small_bench):

@@ -22,7 +22,8 @@ its one sentence of reasoning records what it found and where it is::
 
 It reads everything from the request, like a real model, and only what is there:
 * a count comes from a tool result while the result is still visible;
-* a result that has been masked (s05's placeholder starts "[masked") or folded into a summary
+* a result that has been masked (s05's placeholder starts "[masked", the API's clearing "[cleared") or
+  folded into a summary (s05's, or the API's compaction)
   (which keeps the model's notes) is not re-read: the model relies on its latest note, found in
   its earlier replies or in the summary, for the running total, the number of files, and the
   next file to read; the files are numbered, so the file after a note's next one follows from
@@ -62,7 +63,7 @@ NOTE_JA = re.compile(
     r"(?:(?P<path>[\w./-]*\w) の ERROR 行は (?P<count>\d+) 件。)?累計 (?P<total>\d+) 件、"
     r"(?P<of>\d+) 個中 (?P<read>\d+) 個読了(?:。次は (?P<next>[\w./-]*\w))?")
 NUMBER = re.compile(r"(\d+)(?=\D*$)")
-MASKED = "[masked"
+MASKED = ("[masked", "[cleared")  # s05's placeholder, and the API's own (context_management.py)
 
 
 # ---------------------------------------------------------------- the workspace

@@ -36,6 +36,7 @@ from .cache import PromptCache, check_breakpoints
 from .behaviours import Reply
 from .catalog import UnknownBehaviour, behaviour_for
 from .conversation import read_request
+from . import context_management as managed
 from .thinking import Signatures, check_config
 from .validation import LATEST_API_VERSION, ApiError, validate_request
 from ..replies import cleaned, reply_problem
@@ -76,6 +77,7 @@ class OfflineTransport(httpx2.MockTransport):
         self._random = random.Random(self.faults.seed)
         self.prompt_cache = PromptCache()
         self.signatures = Signatures()   # the thinking blocks sent, to check the ones that come back
+        self.betas: set[str] = set()      # of the request being answered: its anthropic-beta header
         self.api_version = LATEST_API_VERSION  # of the request being answered: its anthropic-version header
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
@@ -85,6 +87,7 @@ class OfflineTransport(httpx2.MockTransport):
         try:
             body = json.loads(request.content or b"{}")
             self.api_version = request.headers.get("anthropic-version", LATEST_API_VERSION)
+            self.betas = {beta.strip() for beta in request.headers.get("anthropic-beta", "").split(",") if beta.strip()}
             if request.url.path == "/v1/messages":
                 return httpx2.Response(200, json=self.create(body))
             if request.url.path == "/v1/messages/count_tokens":
@@ -145,9 +148,27 @@ class OfflineTransport(httpx2.MockTransport):
         return {"input_tokens": input_tokens}
 
     def create(self, body: dict) -> dict:
+        # The API's own context management (context_management.py) edits the prompt before the model sees it.
+        edits = managed.edits_of(body, self.betas)
+        compacting = [edit for edit in edits if edit["type"] == "compact_20260112"]
+        seen, applied, iterations, compaction = managed.after_last_compaction(body) if compacting else body, [], [], None
+        for edit in edits:
+            if edit["type"] == "clear_tool_uses_20250919":
+                seen, done = managed.clear_tool_uses(seen, edit)
+                applied += [done] if done else []
+        self._check(seen, needs_max_tokens=True)
+        if compacting and managed.compacts(seen, compacting[0]):
+            summary = managed.summary_of(seen)
+            iterations.append(dict(self.prompt_cache.usage(seen), type="compaction", output_tokens=tokens.text_tokens(summary)))
+            seen, compaction = managed.compacted(seen, summary), {"type": "compaction", "content": summary}
+        body = seen
         _, behaviour = self._check(body, needs_max_tokens=True)
-        reply = behaviour(body) if self.script is None else self._scripted_reply(body)
+        if compaction and compacting[0].get("pause_after_compaction"):
+            reply = Reply(stop_reason="compaction")
+        else:
+            reply = behaviour(body) if self.script is None else self._scripted_reply(body)
         content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
+        content = ([compaction] if compaction else []) + content
         if stop_reason is None:
             has_tool_use = any(block["type"] == "tool_use" for block in content)
             stop_reason = reply.stop_reason or ("tool_use" if has_tool_use else "end_turn")
@@ -168,8 +189,12 @@ class OfflineTransport(httpx2.MockTransport):
             # A cut reply used its whole budget: the estimate of a cut tool_use (its name and "{}") can
             # exceed what was left, but the API never reports more output than max_tokens.
             "usage": dict(self.prompt_cache.usage(body),
-                          output_tokens=min(sum(map(tokens.block_tokens, content)), body["max_tokens"])),
+                          output_tokens=min(sum(map(tokens.block_tokens, content[1 if compaction else 0:])), body["max_tokens"])),
         }
+        if iterations:  # the top-level usage is the answer's; the summary's step is billed beside it
+            message["usage"]["iterations"] = iterations + [dict(message["usage"], type="message")]
+        if edits:
+            message["context_management"] = {"applied_edits": applied}
         # A script may send what a broken local server would; it meets the same check (course.replies).
         problem = reply_problem(message, body["messages"]) if self.script is not None else ""
         if problem:
