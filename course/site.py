@@ -72,6 +72,10 @@ so a placeholder works inside a content tab or an admonition):
 * ``<!-- exercises -->``: a table of every stage's exercise regions (``# >>> exercise N: TITLE``),
   read from the stage files by ``course.exercises``.
 
+* ``<!-- exercise-section sNN -->``: the body of a chapter's ``## Exercises`` section: how to get and
+  check a copy, then each exercise (rebuild and extension) with every contract its grader checks,
+  from ``course/exercise_text.py``.
+
 * ``<!-- three-questions sNN -->``: the three questions "Building an agent loop yourself" asks of any
   loop, answered for stage ``sNN`` from its code (``course/site_questions.py``): every way it stops
   (its ``StopReason``), the worst it can cost at its default limits in tokens and in dollars on the
@@ -125,7 +129,7 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
            "start_build", "trace"]
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "bench", "doctor", "three-questions")
+         "exercises", "exercise-section", "bench", "doctor", "three-questions")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -203,6 +207,10 @@ def render(kind: str, arguments: str) -> str:
         return doctor_part(arguments)
     if kind == "three-questions":
         return three_questions(one_stage(kind, arguments))
+    if kind == "exercise-section":  # the chapter's exercises, from course/exercise_text.py
+        from . import exercise_text, exercises
+        stage = one_stage(kind, arguments)
+        return exercise_text.section(stage, exercises.stage_regions(stage)) + "\n"
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
