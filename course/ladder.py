@@ -243,24 +243,20 @@ def grid(rows: list[dict] | None, show) -> tuple[list[str], list[str], dict]:
     return stages, scenarios, {(row["scenario"], row["stage"]): show(row) for row in rows}
 
 
-# The site colours each cell by its outcome (docs/stylesheets/course.css), and a symbol says the same,
-# so that the table does not rely on colour alone: https://www.w3.org/WAI/WCAG21/Understanding/use-of-color.html
-OUTCOME_MARKS = {"completed": "✓", "stopped": "■", "runaway": "∞", "crashed": "✗", "damaged": "⚠"}
-
-
+# The site colours each cell by its outcome and puts the outcome's symbol before its word
+# (docs/stylesheets/course.css), so that the table does not rely on colour alone.
 def marked(outcome: str, text: str) -> str:
-    # A no-break space keeps the symbol on the line of its word in a narrow cell.
-    return f'<span class="ladder-outcome ladder-outcome--{outcome}">{OUTCOME_MARKS[outcome]}\u00a0{text}</span>'
+    return f'<span class="ladder-outcome ladder-outcome--{outcome}">{text}</span>'
 
 
 def outcome_legend() -> str:
-    """The legend of the site's table: each outcome's symbol, word and colour, from best to worst."""
+    """The legend of the site's table: each outcome's word (with its symbol and colour), from best to worst."""
     return "Outcomes: " + " ".join(marked(outcome, outcome) for outcome in reversed(OUTCOMES))
 
 
 def markdown(rows: list[dict] | None = None, *, colour: bool = False) -> str:
     """The ladder as a markdown table: scenarios down, stages across (the docs include it at build time).
-    ``colour``: each cell in HTML that carries its outcome's symbol and class (see ``outcome_legend``)."""
+    ``colour``: each cell in HTML that carries its outcome's class (see ``outcome_legend``)."""
     stages, scenarios, cells = grid(rows, (lambda row: marked(row["outcome"], cell_text(row))) if colour else cell_text)
     lines = ["| scenario | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
     for scenario in scenarios:
