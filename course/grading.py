@@ -27,6 +27,7 @@ import ast
 import csv
 import dataclasses
 import difflib
+import functools
 import io
 import json
 import os
@@ -121,7 +122,7 @@ class CopyGrade:
 # The exercises of a stage, and the files of its copy
 
 def stage_exercises(stage: str) -> list[Exercise]:
-    found = [Exercise(stage, region.number, region.title, region.file) for region in exercises.stage_regions(stage)]
+    found = [Exercise(stage, region.number, region.title, region.file) for region in _regions(stage, _versions(stage))]
     extension = exercise_text.extension(stage)
     if extension:
         found.append(Exercise(stage, extension.number, extension.title, EXTENSION_FILE, True))
@@ -136,20 +137,33 @@ def graded_modules(stage: str) -> list[Path]:
 
 def stub_files(stage: str) -> dict[str, str]:
     """The Python files of a fresh student copy, as ``course exercise`` writes them."""
-    regions = exercises.stage_regions(stage)
-    files = {module.name: exercises.stub_out(module.read_text(encoding="utf-8"),
-                                             [r for r in regions if r.file == module.name], stage)
-             for module in graded_modules(stage)}
-    if exercise_text.extension(stage):
-        files[EXTENSION_FILE] = exercise_text.extension_template(stage)
-    return files
+    return dict(_files(stage, _versions(stage))[0])
 
 
 def reference_files(stage: str) -> dict[str, str]:
-    files = {module.name: module.read_text(encoding="utf-8") for module in graded_modules(stage)}
+    return dict(_files(stage, _versions(stage))[1])
+
+
+def _versions(stage: str) -> tuple:
+    return tuple((path.name, path.stat().st_mtime_ns) for path in exercises.stage_modules(stage))
+
+
+@functools.lru_cache(maxsize=64)
+def _regions(stage: str, versions: tuple) -> tuple:
+    return tuple(exercises.stage_regions(stage))
+
+
+@functools.lru_cache(maxsize=64)
+def _files(stage: str, versions: tuple) -> tuple[tuple, tuple]:
+    """(stubbed, reference) files of a stage, read once per version of its modules: a class is many copies."""
+    regions = _regions(stage, versions)
+    modules = graded_modules(stage)
+    stubbed = {module.name: exercises.stub_out(module.read_text(encoding="utf-8"),
+                                               [r for r in regions if r.file == module.name], stage) for module in modules}
+    reference = {module.name: module.read_text(encoding="utf-8") for module in modules}
     if exercise_text.extension(stage):
-        files[EXTENSION_FILE] = exercise_text.extension_template(stage)
-    return files
+        stubbed[EXTENSION_FILE] = reference[EXTENSION_FILE] = exercise_text.extension_template(stage)
+    return tuple(stubbed.items()), tuple(reference.items())
 
 
 class Refused(CourseError):

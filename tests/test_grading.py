@@ -351,7 +351,12 @@ def graded(tmp_path_factory):
         copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, bodies)))
     for stage in STAGES:
         number = exercise_text.extension(stage).number
-        copies.append((f"extension {stage}", stage, make_copy(root / "ext" / stage, stage, {number: solution(stage)})))
+        rebuild = [r.number for r in exercises.stage_regions(stage)]
+        copies.append((f"extension {stage}", stage, make_copy(root / "ext" / stage, stage, {number: solution(stage)},
+                                                             solved=rebuild)))
+    for stage in STAGES:  # an extension that answers nothing
+        copies.append((f"lazy {stage}", stage, make_copy(root / "lazy" / stage, stage,
+                                                         {exercise_text.extension(stage).number: "return None"})))
     # a copy in latin-1, with its coding line, in a folder whose name holds a colon
     latin = make_copy(root / "mar:ía" / "s02", "s02", {4: "# é: written in latin-1\n" + textwrap.dedent(solution("s02"))},
                       latin1=grading.EXTENSION_FILE)
@@ -398,11 +403,16 @@ def test_a_right_solution_in_a_students_own_wording_passes(graded, name):
 
 @needs_confinement
 @pytest.mark.parametrize("stage", STAGES)
-def test_each_stages_extension_passes_on_a_right_answer(graded, stage):
+def test_the_reference_and_a_right_extension_pass_every_exercise(graded, stage):
     grade = graded[f"extension {stage}"]
-    extension = grade.results[-1]
-    assert extension.exercise.extension and extension.passed, grading.scorecard(grade, whole=True)
-    assert all(r.reason.startswith("still the stub") for r in grade.results[:-1])
+    assert grade.results[-1].exercise.extension
+    assert all(result.passed for result in grade.results), grading.scorecard(grade, whole=True)
+
+
+@needs_confinement
+@pytest.mark.parametrize("stage", STAGES)
+def test_an_extension_that_answers_nothing_fails(graded, stage):
+    assert graded[f"lazy {stage}"].points == 0
 
 
 @needs_confinement
