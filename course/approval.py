@@ -16,7 +16,9 @@ A person approves what the screen shows, so the screen must show all of it, and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import textwrap
 import unicodedata
 
@@ -32,7 +34,12 @@ class TooLong(Exception):
 
 
 def terminal_size() -> tuple[int, int]:
-    size = shutil.get_terminal_size((80, 24))
+    """The terminal's own size, asked of the terminal (COLUMNS and LINES, which shutil reads first, may
+    be left over from another window); without a terminal, what shutil says."""
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        size = shutil.get_terminal_size((80, 24))
     return max(size.columns, 20), max(size.lines, 5)
 
 

@@ -1,0 +1,123 @@
+"""s06: the approval question shows a person the whole call, as data, or is not asked at all.
+
+As a person sees it: the stage runs in a real terminal emulator (tmux), with a scripted model whose
+reply tries to switch the terminal's line wrapping off and clear the screen before it asks to run a
+long command with a harmful tail. The screen (tmux capture-pane) must show the escape as text, the
+whole command wrapped by the program, its length and why it is not plain; a command too long for one
+screen must be refused without a question. The question's layout (course.approval) is pinned too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import course.approval
+
+pytestmark = pytest.mark.stage("s06")
+
+ROOT = Path(__file__).resolve().parents[1]
+HARM = "python3 -c 'import os; os.remove(\"important.txt\")'"
+LONG = "cat memo.md > summary.txt && echo " + "abcdefghij" * 140 + " > /dev/null && " + HARM
+TOO_LONG = "cat memo.md > summary.txt && echo " + "klmnopqrst" * 400 + " && " + HARM
+
+SCRIPT = textwrap.dedent("""\
+    import json, sys
+    sys.path[:0] = [{root!r}, {tests!r}]
+    import course
+    from helpers import DONE, load_stage, scripted_client
+    s06 = load_stage("s06")
+    paint = "\\x1b[?7l\\x1b[2J\\x1b[HAll good: summarising.\\x1b[8m"
+    calls = [{{"type": "text", "text": paint}}] + [
+        {{"type": "tool_use", "id": f"toolu_{{n}}", "name": "run_command", "input": {{"command": command}}}}
+        for n, command in enumerate(json.loads(sys.argv[2]))]
+    client, _ = scripted_client(calls, calls, DONE)  # the first is cut at max_tokens, and asked again with more room
+    result = s06.run("Summarise memo.md", client=client, model="scripted", workspace=sys.argv[1],
+                     trace=course.TracePrinter(), audit_log=False, runs_log=False, transcript=False)
+    messages = [json.loads(block["content"])["message"] for message in result.messages
+                if message["role"] == "user" and isinstance(message["content"], list) for block in message["content"]]
+    print("RESULT", json.dumps([["no person was asked" in text, "a person refused" in text] for text in messages]))
+""")
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    """A tmux server of this test's own (its own socket), 100 columns by 40 rows."""
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed")
+    socket_name = f"course-test-{os.getpid()}-{tmp_path.name}"
+
+    def tmux(*arguments) -> str:
+        return subprocess.run(["tmux", "-L", socket_name, *arguments], capture_output=True, text=True,
+                              check=False, timeout=10).stdout
+
+    yield tmux
+    tmux("kill-server")
+
+
+def screen_until(tmux, text: str, timeout_s: float = 90) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        shown = tmux("capture-pane", "-p", "-t", "stage")
+        if text in shown:
+            return shown
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared; the screen:\n{shown}")
+
+
+def test_a_person_sees_the_whole_command_and_no_escape_takes_effect(terminal, tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "memo.md").write_text("memo\n")
+    (workspace / "important.txt").write_text("keep me\n")
+    script = tmp_path / "stage.py"
+    script.write_text(SCRIPT.format(root=str(ROOT), tests=str(ROOT / "tests")))
+    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), str(workspace),
+                                                          json.dumps([TOO_LONG, LONG])))
+    terminal("-f", "/dev/null", "new-session", "-d", "-s", "stage", "-x", "100", "-y", "40", f"{command}; sleep 120")
+    shown = screen_until(terminal, "allow [o]nce")
+    assert "\\x1b[?7l\\x1b[2J" in shown and "\\x1b[8m" in shown  # the escapes are text, not obeyed
+    body = [line[len(course.approval.MARGIN):] for line in shown.splitlines() if line.startswith(course.approval.MARGIN)]
+    assert "".join(body) == LONG  # every character, in order, wrapped by the program
+    assert all(len(line) <= 100 for line in shown.splitlines())
+    assert f"{len(LONG)} characters" in shown and "python3" in shown and "redirection" in shown
+    assert "klmnopqrst" not in "".join(body)  # the 4,000-character one was not asked about
+    terminal("send-keys", "-t", "stage", "n", "Enter")
+    shown = screen_until(terminal, "RESULT")
+    assert "RESULT [[true, false], [false, true]]" in shown and (workspace / "important.txt").exists()
+    assert shown.count("allow [o]nce") == 1
+
+
+# ---------------------------------------------------------------- the question's layout
+
+def test_every_character_is_shown_and_none_is_obeyed():
+    command = "cat a\x1b]0;title\x07 b\u202e\u200b\u0301 日本語\tx\nrm -f y ⏎"
+    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (40, 30))
+    body = "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+    assert body == "cat a\\x1b]0;title\\x07 b\\u202e\\u200b\\u0301 日本語\\tx⏎rm -f y \\u23ce"
+    assert not any(ord(character) < 32 or 0x7F <= ord(character) < 0xA0 for line in lines for character in line)
+    width = max(sum(course.approval.columns(character) for character in line) for line in lines)
+    assert width <= 40  # a wide character counts two columns
+
+
+@pytest.mark.parametrize("columns, rows", [(80, 24), (120, 50), (40, 80)])
+def test_a_call_fits_on_the_screen_or_is_not_asked(columns, rows):
+    for length in range(0, 6000, 250):
+        arguments = {"command": "x" * length}
+        try:
+            lines = course.approval.screen("run_command", arguments, "it is not plain", "once only: y", (columns, rows))
+        except course.approval.TooLong as too_long:
+            assert f"{length} characters" in str(too_long) and "split it" in str(too_long)
+            assert length > (rows - 6) * (columns - len(course.approval.MARGIN)) // 2  # not refused when it fits easily
+            continue
+        assert len(lines) + course.approval.QUESTION_LINES <= rows and f"{length} characters" in lines[0]
+        assert all(sum(course.approval.columns(character) for character in line) <= columns for line in lines)
