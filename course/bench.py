@@ -51,7 +51,7 @@ from .client import make_client
 from .guard import capped
 from .limits import run_options
 from .models import CourseError
-from .offline import FLOOD_TASK, flood_error_total, write_flood_logs
+from .offline import CONTEXT_MANAGEMENT_BETAS, FLOOD_TASK, flood_error_total, write_flood_logs
 from .svgplot import line_chart
 from .workspace import SAMPLE, snapshot
 from .ladder import load_stage
@@ -136,9 +136,8 @@ class _LatestBlockCached:
     def create(self, **request):
         request = dict(request, messages=mark_latest_block(request["messages"]))
         if self._edit:
-            from .offline.context_management import BETA_OF
             request.update(extra_body={"context_management": {"edits": [self._edit]}},
-                           extra_headers={"anthropic-beta": BETA_OF[self._edit["type"]]})
+                           extra_headers={"anthropic-beta": CONTEXT_MANAGEMENT_BETAS[self._edit["type"]]})
         return self._messages.create(**request)
 
     def __getattr__(self, name):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 
 import anthropic
 import httpx2
@@ -13,6 +14,12 @@ from .models import CourseError, is_offline, resolve_model
 from .replies import cleaned, reply_problem, request_body
 from .trace import shorten
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
+
+# The SDK reads a block of a type it does not know (a compaction block, a type newer than the SDK) as
+# a text block that keeps every field, and pydantic warns when such a block is dumped to be recorded.
+# The dump is the block exactly as it came (tests/test_stop_reasons.py pins it): the warning would
+# only print a page of internals in the middle of a run.
+warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
 
 # The offline model lives at no address; the SDK needs a URL anyway, and nothing resolves this one.
 OFFLINE_BASE_URL = "http://offline.invalid"

@@ -10,13 +10,14 @@ The flood task's workspace and its truth are public here, for the benchmark and 
 
 from .behaviours import Behaviour, Reply
 from .catalog import MODELS, Model, UnknownBehaviour, behaviour_for, describe, known_models
+from .context_management import BETA_OF as CONTEXT_MANAGEMENT_BETAS
 from .conversation import Call, Conversation
 from .flood import COUNT_TASK as FLOOD_TASK, error_total as flood_error_total, logs as write_flood_logs
 from .transport import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script
 from .validation import ApiError, validate_request
 
 __all__ = [
-    "ApiError", "Behaviour", "Call", "Conversation", "DEFAULT_CONTEXT_WINDOW", "FLOOD_TASK", "Faults", "MODELS",
+    "ApiError", "Behaviour", "CONTEXT_MANAGEMENT_BETAS", "Call", "Conversation", "DEFAULT_CONTEXT_WINDOW", "FLOOD_TASK", "Faults", "MODELS",
     "Model", "OfflineTransport", "Reply", "Script", "UnknownBehaviour", "behaviour_for", "describe",
     "flood_error_total", "known_models", "validate_request", "write_flood_logs",
 ]

@@ -24,8 +24,8 @@ What they say, and what this module does with it:
   summary's step (type ``compaction``) and the answer's (type ``message``): the bill is their sum. The
   summary's prompt is new past the cached prefix, so compaction writes the cache again.
 
-Simplifications, said plainly: the offline summary is not written by a model: it is the first user
-message's text (the task) followed by the latest texts of the assistant (its notes), which is what a
+Simplifications, said plainly: the offline summary is not written by a model: it is the first paragraph
+of the first user message (the task) followed by the latest texts of the assistant (its notes), which is what a
 summary must keep for the offline behaviours to go on; ``instructions`` are read but change nothing;
 the ``input_tokens`` trigger type is the only one; the placeholder's wording is an approximation.
 """
@@ -116,7 +116,7 @@ def summary_of(body: dict) -> str:
     messages = body.get("messages") or []
     first = messages[0]["content"] if messages else ""
     task = first if isinstance(first, str) else "\n".join(b.get("text", "") for b in first if b.get("type") == "text")
-    task = task.split("\n\n[Summary of the conversation so far]")[0]
+    task = task.split("\n\n")[0]  # the request itself, its first paragraph (an earlier summary follows it)
     notes = [block.get("text", "") for message in messages if message.get("role") == "assistant"
              and isinstance(message.get("content"), list) for block in message["content"] if block.get("type") == "text"]
     return task + "\n\n[Summary of the conversation so far]\n" + "\n".join(notes[-NOTES_KEPT:])
