@@ -302,10 +302,10 @@ def assemble(stage: str, body: Body | None) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 # Cases, children, judging
 
-def draw_cases(stage: str, number: int, seed: int) -> list[tuple[int, grading_probes.Case]]:
+def draw_cases(stage: str, number: int, seed: int, extra_files=()) -> list[tuple[int, grading_probes.Case]]:
     """(probe index, case) for an exercise, drawn from the seed: the same for every copy of one run."""
     drawn = []
-    for index, probe in enumerate(grading_probes.PROBES.get((stage, number), [])):
+    for index, probe in enumerate(grading_probes.probes_for(stage, number, extra_files)):
         rng = random.Random(f"{seed}:{stage}:{number}:{index}")
         drawn += [(index, case) for case in probe.cases(rng)]
     return drawn
@@ -375,8 +375,8 @@ def reference_observations(stage: str, number: int, seed: int, options: Options)
         lock = _REFERENCE.setdefault(("lock",) + key, threading.Lock())
     with lock:
         if key not in _REFERENCE:
-            drawn = draw_cases(stage, number, seed)
-            probes = grading_probes.PROBES.get((stage, number), [])
+            drawn = draw_cases(stage, number, seed, options.extra_tests)
+            probes = grading_probes.probes_for(stage, number, options.extra_tests)
             module = probes[0].module if probes else "agent"
             jobs = [{"exercise": number, "probe": index, "params": case.params} for index, case in drawn]
             run = run_child(stage, assemble(stage, None), module, jobs, options)
@@ -390,7 +390,7 @@ def reference_observations(stage: str, number: int, seed: int, options: Options)
 
 def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Options) -> ExerciseResult:
     max_points = float(options.points.get((exercise.stage, exercise.number), 1.0))
-    drawn = draw_cases(exercise.stage, exercise.number, seed)
+    drawn = draw_cases(exercise.stage, exercise.number, seed, options.extra_tests)
     if not drawn:
         return ExerciseResult(exercise, [], 0.0, max_points, reason="no cases for this exercise (a grader bug)")
     if body is None:
@@ -400,7 +400,7 @@ def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Op
     problems = region_problems(body) if options.check_regions else []
     if problems:
         return _all_failed(exercise, drawn, max_points, problems[0])
-    probes = grading_probes.PROBES[exercise.stage, exercise.number]
+    probes = grading_probes.probes_for(exercise.stage, exercise.number, options.extra_tests)
     jobs = [{"exercise": exercise.number, "probe": index, "params": case.params} for index, case in drawn]
     run = run_child(exercise.stage, assemble(exercise.stage, body), probes[0].module, jobs, options)
     wants = reference_observations(exercise.stage, exercise.number, seed, options) \
@@ -477,7 +477,7 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
             grade.refused = str(error)
             detail = getattr(error, "detail", "")
             for exercise in stage_exercises(stage):
-                grade.results.append(_all_failed(exercise, draw_cases(stage, exercise.number, seed),
+                grade.results.append(_all_failed(exercise, draw_cases(stage, exercise.number, seed, options.extra_tests),
                                                  float(options.points.get((stage, exercise.number), 1.0)),
                                                  f"refused: {error}"))
                 grade.results[-1].printed = detail

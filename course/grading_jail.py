@@ -238,11 +238,11 @@ def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
         return
     del package
     for index, case in enumerate(order["cases"]):
-        drive = probes.PROBES[order["stage"], case["exercise"]][case["probe"]].drive
         folder = work / f"case-{index}"
         folder.mkdir()
         try:
-            observed = drive(module, case["params"], folder)
+            found = probes.probes_for(order["stage"], case["exercise"], order.get("probe_files", []))
+            observed = found[case["probe"]].drive(module, case["params"], folder)
             line = json.dumps({"case": index, "observed": observed}, ensure_ascii=False, default=repr)
         except BaseException as error:
             line = json.dumps({"case": index, "observed": ["raised", type(error).__name__, str(error)[:500]]})

@@ -43,6 +43,7 @@ class Probe:
     uses_reference: bool = True
     module: str = "agent"  # the copy's module the driver is given
     groups: tuple = field(default=())
+    origin: str = ""  # the file of an instructor's probe; "" for the course's own
 
 
 PROBES: dict[tuple[str, int], list[Probe]] = {}
@@ -53,10 +54,18 @@ def probe(stage: str, number: int, *, uses_reference: bool = True, module: str =
     instructor's hidden tests (``--extra-tests DIR``) are files that use it the same way; they add
     cases to an exercise, judged like the course's own."""
     def register(cls):
+        source = cls.cases.__code__.co_filename  # the file that defines it, however it was loaded
+        origin = "" if Path(source).resolve() == Path(__file__).resolve() else str(Path(source).resolve())
         PROBES.setdefault((stage, number), []).append(
-            Probe(stage, number, cls.cases, cls.drive, cls.judge, uses_reference, module, groups))
+            Probe(stage, number, cls.cases, cls.drive, cls.judge, uses_reference, module, groups, origin))
         return cls
     return register
+
+
+def probes_for(stage: str, number: int, extra_files=()) -> list[Probe]:
+    """The course's probes of an exercise, then those of the instructor's files given for this run."""
+    wanted = {""} | {str(Path(path).resolve()) for path in extra_files}
+    return [found for found in PROBES.get((stage, number), []) if found.origin in wanted]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -523,3 +523,32 @@ def test_the_workflows_grading_step_runs_on_a_student_repository(tmp_path):
     assert "| s00 | 2 of 3 |" in summary.read_text(encoding="utf-8")
     book = json.loads((repository / "grading" / "gradebook.json").read_text(encoding="utf-8"))
     assert book["copies"][0]["points"] == 2
+
+
+@needs_confinement
+def test_an_instructors_hidden_cases_from_the_guide_are_added_and_judged(tmp_path, capsys):
+    guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    example = next(block for block in re.findall(r"```python\n(.*?)```", guide, re.DOTALL) if "@probe(" in block)
+    hidden = tmp_path / "hidden" / "big_budgets.py"
+    hidden.parent.mkdir()
+    hidden.write_text(example, encoding="utf-8")
+    right = make_copy(tmp_path / "right" / "s03", "s03", solved=(1,))
+    capped = make_copy(tmp_path / "capped" / "s03", "s03", {1: WRONG["a budget only when it is 3000"][1][1]})
+    for copy, passes in ((right, True), (capped, False)):
+        out = tmp_path / f"{copy.parent.name}.json"
+        main(["check", "s03", str(copy), "--extra-tests", str(hidden.parent), "--seed", "3", "--json", str(out)])
+        exercise = json.loads(out.read_text(encoding="utf-8"))["copies"][0]["exercises"][0]
+        hidden_cases = [case for case in exercise["cases"] if case["name"].startswith("a budget of")]
+        assert hidden_cases and all(case["passed"] is passes for case in hidden_cases)
+    assert grading.draw_cases("s03", 1, 3) == grading.draw_cases("s03", 1, 3, ())  # other runs do not get them
+    assert not any(case.name.startswith("a budget of") for _, case in grading.draw_cases("s03", 1, 3))
+    capsys.readouterr()
+
+
+def test_the_instructors_table_names_the_function_each_exercise_text_names():
+    from course import site_code
+    table = site_code.exercise_table()
+    for stage in STAGES:
+        for found in exercises.stage_regions(stage):
+            function = exercise_text.text(stage, found.number).where.split("(")[0].split(".")[-1]
+            assert re.search(rf"\| {found.number} \| [^|]*\| `{function}\(\)` \|", table), (stage, found.number, function)
