@@ -11,8 +11,11 @@ A stage marks each exercise as a block of complete statements, at one indentatio
   s06's permissions.py) with every region's statements replaced by a ``raise NotImplementedError`` that names
   the exercise, plus the stage's notebooks (and, inside a git work tree, a .gitignore that has git
   ignore the copy);
-* ``check(stage, dest)`` runs the tests that pin the stage (``@pytest.mark.stage``) against that copy in a
-  child process (pytest) and prints a scorecard, one line per exercise.
+* ``check(stage, dest)`` runs the course's own tests that pin the stage (``@pytest.mark.stage``) against
+  that copy in a child process (pytest) and prints a scorecard, one line per exercise. It is practice
+  (``course check --course-tests``): the copy runs in the process that records the outcomes, so it
+  could change them. Grades come from ``course.grading``, which runs each exercise confined and
+  judges outside the copy's process.
 
 How a test run reaches the student copy: ``check`` sets ``AGENT_COURSE_STUDENT_STAGE="sNN=DEST"`` for the
 child, and the tests' ``load_stage("sNN")`` then calls ``import_student_copy``, which imports

@@ -1,4 +1,7 @@
-"""A pytest plugin for ``python -m course check``: each test's outcome and its exercise numbers, as JSON.
+"""A pytest plugin for ``python -m course check --course-tests``: each test's outcome and its exercise numbers, as JSON.
+
+Practice only: the student copy runs inside the pytest process this plugin records, so a copy could
+change what it records. ``course.grading`` makes the grades.
 
 ``course.exercises.check`` loads it with ``-p course.scorecard_plugin`` and names the output file in
 AGENT_COURSE_SCORECARD_JSON; without that variable the plugin does nothing. The tests it keeps are those
