@@ -57,7 +57,7 @@ def assert_in_the_task_language(answer: str, language: str) -> None:
     assert bool(JAPANESE.search(answer)) == (language == "ja"), answer
 
 
-# ---------------------------------------------------------------- the five families, checked against the workspace
+# ---------------------------------------------------------------- the first five families, checked against the workspace
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_listing_names_every_file_in_the_workspace(workspace, language):
