@@ -38,17 +38,19 @@ STOP_REASONS = {
     "token_budget": "the token budget: the tokens the API reported reached `token_budget`, checked before the next call",
     "no_progress": "no progress: the same call `max_repeats` times in a row, or `max_consecutive_errors` failed "
                    "calls in a row, read off the history after the results are written back",
-    "max_tokens": "the reply was cut at `MAX_TOKENS`; a tool call in it is answered without being run",
-    "refusal": "the model declined to go on; a tool call in it is answered without being run",
+    "max_tokens": "the reply was cut at `MAX_TOKENS`",
+    "refusal": "the model declined to go on",
     "stop_sequence": "a reply that asks for no tool ended at a stop sequence (the stages send none; a server may)",
     "api_error": "the API still failed after the SDK's retries; the run is saved and `--resume` goes on",
-    "model_context_window_exceeded": "the reply was cut because the context window is full; a tool call in it "
-                                     "is answered without being run",
+    "model_context_window_exceeded": "the reply was cut because the context window is full",
     "kept_pausing": "the API paused its own work on the turn (`pause_turn`) `MAX_PAUSES` times in a row; "
                     "a pause alone goes on",
     "unknown_stop_reason": "the API sent a stop reason the stage does not know: it stops, and the explanation "
                            "quotes it, rather than take it for the model's end",
 }
+
+# A reply that ends so is not the model's own end; what happens to a tool call in it depends on the stage.
+CUT_OR_REFUSED = ("max_tokens", "refusal", "model_context_window_exceeded")
 
 FAILING_TASK = "Compute the total price in missing.txt"  # the tutor reads a file the workspace lacks
 
@@ -83,7 +85,7 @@ def how_it_stops(stage: str, module) -> str:
     if reasons:
         lines.append(f"Every way out of a run of {stage} is a value of its `StopReason`, the result's `stop_reason`:")
         lines.append("")
-        lines += [f"- `{reason}`: {STOP_REASONS.get(reason, 'not explained yet')}" for reason in reasons]
+        lines += [f"- `{reason}`: {explained(reason, module)}" for reason in reasons]
         return "\n".join(lines) + "\n"
     calls = model_calls_in_run(module)
     if calls is None:
@@ -98,6 +100,19 @@ def how_it_stops(stage: str, module) -> str:
                      "(`end_turn`, or `tool_use` when the last reply asked for a tool nobody runs). An API error "
                      "escapes `run()` as an exception.")
     return "\n".join(lines) + "\n"
+
+
+def explained(reason: str, module) -> str:
+    text = STOP_REASONS.get(reason, "not explained yet")
+    if reason not in CUT_OR_REFUSED:
+        return text
+    if reason == "max_tokens" and hasattr(module, "MAX_TOKENS_CEILING"):  # s04 on: a cut reply is recovered
+        return ("the reply was cut at `MAX_TOKENS` before any whole tool call, and again each time it was asked "
+                "again with twice the room, up to `MAX_TOKENS_CEILING` (a cut reply's whole calls run, and the run "
+                "goes on); the call it was cut in is answered without being run")
+    if hasattr(module, "answer_without_running"):  # s03 on: a cut call is answered, never run
+        return text + "; a tool call in it is answered without being run"
+    return text + ", and the reply asks for no tool (one that does goes on: s03 stops it)"
 
 
 def model_calls_in_run(module) -> int | None:
