@@ -158,7 +158,7 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
                 except OSError:
                     pass
             return None""",
-        "loops forever": "while True:\n    pass",
+        "loops forever": "import time\nwhile True:\n    time.sleep(0.5)",  # asleep: the time limit is wall time
         "eats the memory": "hoard = bytearray(8 << 30)\nreturn None",
         "floods its output": "print('x' * 10_000_000)\nreturn None",
     }
@@ -189,7 +189,7 @@ def cheats(tmp_path_factory, trap_listener):
                    + textwrap.dedent(reference_body("s03", 1)))
     copies.append(("leaves a thread running", "s03", make_copy(root / "thread" / "s03", "s03", {1: thread_body})))
     before = {path: path.read_bytes() for path in (ROOT / "tests" / "conftest.py", ROOT / "course" / "grading_probes.py")}
-    options = grading.Options(seed=SEED, check_regions=False, limits=grading_jail.Limits(seconds=4, memory_mb=1024))
+    options = grading.Options(seed=SEED, check_regions=False, limits=grading_jail.Limits(seconds=6, memory_mb=1024))
     grades = {grade.student: grade for grade in grading.grade_copies(copies, options)}
     alone = grading.grade_copies([("honest", "s03", honest)], grading.Options(seed=SEED))[0]
     return {"grades": grades, "alone": alone, "before": before, "bodies": bodies, "honest": honest}
@@ -237,7 +237,7 @@ def test_no_process_of_a_copy_outlives_its_grading(cheats):
 @needs_confinement
 def test_a_runaway_is_stopped_with_a_line_that_says_so(cheats):
     result = cheats["grades"]["loops forever"].results[0]
-    assert "still running at the time limit (4 s)" in result.reason
+    assert "still running at the time limit (6 s)" in result.reason
     assert cheats["grades"]["loops forever"].results[1].reason.startswith("still the stub")  # its other exercise is judged
 
 
@@ -552,3 +552,20 @@ def test_the_instructors_table_names_the_function_each_exercise_text_names():
         for found in exercises.stage_regions(stage):
             function = exercise_text.text(stage, found.number).where.split("(")[0].split(".")[-1]
             assert re.search(rf"\| {found.number} \| [^|]*\| `{function}\(\)` \|", table), (stage, found.number, function)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_chapters_exercise_section_states_every_contract_and_shows_no_solution(stage):
+    from course import site
+    chapter = next(path for path in (ROOT / "docs").glob(f"{stage}-*.md") if "\n## Exercises\n" in path.read_text(encoding="utf-8"))
+    assert f"\n## Exercises\n\n<!-- exercise-section {stage} -->\n" in chapter.read_text(encoding="utf-8")
+    section = site.render("exercise-section", stage)
+    for found in exercises.stage_regions(stage):
+        assert f"### Exercise {found.number}: {found.title}" in section
+        assert all(item in section for item in exercise_text.text(stage, found.number).contract)
+    extension = exercise_text.extension(stage)
+    assert f"### Exercise {extension.number} (extension): {extension.title}" in section
+    assert all(item in section for item in extension.contract)
+    answers = solution(stage).splitlines() + [line for found in exercises.stage_regions(stage)
+                                              for line in reference_body(stage, found.number).splitlines()]
+    assert not [line for line in answers if len(line.strip()) > 30 and line.strip() in section]
