@@ -160,8 +160,8 @@ EXTENSIONS: dict[str, Extension] = {
                      "Small models send a tool's arguments as a string of JSON, sometimes in a code fence. s04 "
                      "refuses them; recover instead, and refuse clearly what cannot be recovered.",
                      ("a dict comes back as it is;",
-                      "a string that holds a JSON object (spaces around it allowed, or inside a ```json fence) comes "
-                      "back parsed;",
+                      "a string that holds a JSON object (spaces around it allowed, or inside a Markdown code fence "
+                      "marked json) comes back parsed;",
                       "anything else raises ValueError whose message says an object was expected and names the "
                       "type received (list, str, int...).")),
     "s05": Extension(3, "Check that a history keeps every pair", "def broken_pairs(messages: list) -> list:",

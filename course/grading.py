@@ -229,7 +229,8 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
                                              f"{name} (this copy)", lineterm="", n=1))
             changed = next((line for line in diff[2:] if line[:1] in "+-"), "")
             raise Refused(f"{name} was changed outside its exercise regions ({escape_terminal_controls(changed[:100])!r}); "
-                          "only the code between the markers is yours",
+                          "only the code between the markers is yours (or the course changed since the copy was made: grade it "
+                          "with the version it was made from)",
                           "\n".join(escape_terminal_controls(line) for line in diff[:40]))
         lines = source.splitlines(keepends=True)
         stub_lines = {region.number: region.stub(stage) for region in regions}
