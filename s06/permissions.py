@@ -47,12 +47,14 @@ CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that writ
 
 
 # --8<-- [start:rules]
+# --8<-- [start:rule-fields]
 @dataclass(frozen=True)
 class Rule:
     decision: Decision
     tool: str            # a tool name, or a glob such as "*"
     pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
     why: str = ""        # what the rule protects, said to the model with the decision
+    # --8<-- [end:rule-fields]
 
     def covers(self, tool: str, path: str, *, folders: bool = True) -> bool:
         """A path rule: the tool fits and the path (resolved, relative to the workspace) or one of its
@@ -110,6 +112,7 @@ def anywhere(name: str) -> tuple[str, str]:
     return name, f"*/{name}"
 
 
+# --8<-- [start:default-rules]
 # Secrets: no tool reads or writes them, at any depth; a folder of that name, with everything beneath it.
 # Claude Code's settings page denies Read(./.env), Read(./.env.*) and Read(./secrets/**) in its example
 # (https://code.claude.com/docs/en/settings); the rest are where tools keep credentials, as each documents.
@@ -137,6 +140,7 @@ RULES = [
     *(Rule("ask", tool, pattern, f"{name}: {why}; what is written there runs later, outside every confinement")
       for name, why in course.paths.RUN_LATER.items() for tool in CHANGES for pattern in anywhere(name)),
 ]
+# --8<-- [end:default-rules]
 # --8<-- [end:rules]
 
 
