@@ -148,7 +148,7 @@ RECORD = st.fixed_dictionaries(
     optional={"from": JSON, "model": JSON, "stage": JSON, "notes": st.lists(JSON, max_size=2) | JSON})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=st.lists(RECORD, min_size=1, max_size=4), tail=st.binary(max_size=12))
 def test_any_transcript_is_refused_in_one_line_or_shown(tmp_path, records, tail):
     path = tmp_path / "run.jsonl"  # written whole by each example
