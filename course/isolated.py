@@ -107,7 +107,10 @@ class _Server:
         # takes this process's sys.path to import the module.
         start = (f"import runpy, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r}); "
                  f"runpy.run_module('course.isolated', run_name='__main__')")
-        self.process = subprocess.Popen([sys.executable, "-c", start], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # -I: no user site-packages (a usercustomize.py there would run here, unconfined), no PYTHON*
+        # variables; the caller's sys.path comes in the first message.
+        self.process = subprocess.Popen([sys.executable, "-I", "-c", start], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
         _send(self.process.stdin, (name, str(path), sys.path, TIME_LIMIT_S))
 
     def alive(self) -> bool:

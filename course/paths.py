@@ -24,6 +24,7 @@ import difflib
 import fnmatch
 import functools
 import os
+import re
 import shutil
 import stat
 import sys
@@ -195,6 +196,19 @@ def nearest_names(workspace: Path, path: str, count: int = 3) -> list[str]:
 def shown(name: str) -> str:
     """A file name as text the model can be sent (bytes that are not UTF-8 as \\xNN)."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+@functools.lru_cache(maxsize=64)
+def _one_expression(patterns: tuple[str, ...]):
+    return re.compile("|".join(f"(?:{fnmatch.translate(pattern.lower())})" for pattern in patterns) or "(?!)")
+
+
+def any_glob(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a path fits any of the globs, without regard to case, as a deny rule fits it
+    (Rule.covers with folders=False): one regular expression for all of them, a walk of the
+    workspace asks it of every entry."""
+    expression = _one_expression(tuple(patterns))
+    return lambda path: expression.match(path.lower()) is not None
 
 
 def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Iterator[tuple[Path, bool]]:

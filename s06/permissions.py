@@ -284,9 +284,10 @@ class Gate:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
         names, and the harness's own files: a command is confined so that it cannot read them, and
         search_files skips them."""
-        return course.paths.covered_files(workspace, lambda path: any(
-            rule.decision == "deny" and rule.tool != "run_command" and rule.covers("read_file", path, folders=False)
-            for rule in self.rules)) + course.paths.inside(workspace.resolve(), course.paths.harness_files())
+        denied = course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
+                                        and rule.tool != "run_command" and fnmatch.fnmatchcase("read_file", rule.tool)])
+        return (course.paths.covered_files(workspace, denied)  # the rules' globs in one regular expression
+                + course.paths.inside(workspace.resolve(), course.paths.harness_files()))
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:
