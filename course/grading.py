@@ -144,8 +144,23 @@ def reference_files(stage: str) -> dict[str, str]:
     return dict(_files(stage, _versions(stage))[1])
 
 
+_PINNED: dict = {}  # stage -> the version a grading run reads, whatever is edited while it runs
+
+
 def _versions(stage: str) -> tuple:
+    if stage in _PINNED:
+        return _PINNED[stage]
     return tuple((path.name, path.stat().st_mtime_ns) for path in exercises.stage_modules(stage))
+
+
+def pin_versions(stages) -> None:
+    """Read each stage once and grade the whole run against that reading: a class is graded against one version."""
+    _PINNED.clear()
+    for stage in set(stages):
+        versions = tuple((path.name, path.stat().st_mtime_ns) for path in exercises.stage_modules(stage))
+        _files(stage, versions)
+        _regions(stage, versions)
+        _PINNED[stage] = versions
 
 
 @functools.lru_cache(maxsize=64)
@@ -371,7 +386,7 @@ _REFERENCE_LOCK = threading.Lock()
 
 def reference_observations(stage: str, number: int, seed: int, options: Options) -> dict:
     """The reference stage's observations of an exercise's cases, once per stage, exercise and seed."""
-    key = (stage, number, seed, tuple(options.extra_tests))
+    key = (stage, number, seed, tuple(options.extra_tests), _versions(stage))
     with _REFERENCE_LOCK:
         lock = _REFERENCE.setdefault(("lock",) + key, threading.Lock())
     with lock:
@@ -469,6 +484,9 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
     if options.confine and grading_jail.stages_readable():
         confinement += "; WARNING: the reference stages lie inside the Python a copy can read (install the course with pip install -e)"
     grades, tasks = [], []
+    owned = not _PINNED  # a caller that pinned the stages (the benchmark) keeps its own reading
+    if owned:
+        pin_versions(stage for _, stage, _ in copies)
     for student, stage, folder in copies:
         grade = CopyGrade(student, stage, Path(folder), [], seed, confinement=confinement)
         grades.append(grade)
@@ -492,6 +510,8 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
         grade.results.append(result)
     for grade in grades:
         grade.results.sort(key=lambda result: result.exercise.number)
+    if owned:
+        _PINNED.clear()
     return grades
 
 
@@ -641,6 +661,7 @@ def bench(copies: int, jobs: int = 0, seed: int = 1) -> dict:
     """Grade ``copies`` students on every stage, each copy with every rebuild exercise solved as the
     reference solves it (the most work a copy can make the grader do), and time it."""
     stages = sorted(path.parent.name for path in exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py"))
+    pin_versions(stages)
     with tempfile.TemporaryDirectory(prefix="course-grade-bench-") as folder:
         made = []
         for student in range(copies):
@@ -651,7 +672,10 @@ def bench(copies: int, jobs: int = 0, seed: int = 1) -> dict:
                     (dest / name).write_text(source, encoding="utf-8")
                 made.append((f"student-{student:02d}", stage, dest))
         started = time.perf_counter()
-        grades = grade_copies(made, Options(seed=seed, jobs=jobs))
+        try:
+            grades = grade_copies(made, Options(seed=seed, jobs=jobs))
+        finally:
+            _PINNED.clear()
         total = time.perf_counter() - started
     by_stage = {stage: [sum(r.seconds for r in g.results) for g in grades if g.stage == stage] for stage in stages}
     return {"copies": copies, "stages": len(stages), "jobs": jobs or os.cpu_count(), "seconds": round(total, 1),
