@@ -214,7 +214,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     if reply.stop_reason in ("pause_turn", "compaction") and not calls:  # the reply goes back as it is, to go on
         paused = course.kept_pausing(state.transitions, reply.stop_reason)  # "" unless it pauses again and again
         return stop(state, "kept_pausing", text_of(reply), trace, paused) if paused else carry_on(state, "turn_paused", trace)
-    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):  # cut (a cut call is not run), refused, unknown
+    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence", None):  # cut (its calls not run), refused, unknown
         why = why_it_ended(reply, state.messages[:-1])
         answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
         ended = reply.stop_reason if reply.stop_reason in CUT_OR_REFUSED else "unknown_stop_reason"

@@ -311,7 +311,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
         paused = course.kept_pausing(state.transitions, reply.stop_reason)  # "" unless it pauses again and again
         return stop(state, "kept_pausing", text_of(reply), trace, paused) if paused else carry_on(state, "turn_paused", trace)
     recovered = reply.stop_reason in CUT and has_whole_call(reply)  # a cut reply's whole calls are used
-    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence") and not recovered:  # cut, refused, unknown
+    if reply.stop_reason not in ("end_turn", "tool_use", "stop_sequence", None) and not recovered:  # cut, refused, unknown
         why = why_it_ended(reply, state.messages[:-1])
         answer_without_running(state, tool_calls(reply), f"not run: the reply ended with {reply.stop_reason}")
         ended = reply.stop_reason if reply.stop_reason in CUT_OR_REFUSED else "unknown_stop_reason"
