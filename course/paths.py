@@ -446,11 +446,12 @@ def read_only_mounts(workspace: Path, entries: dict[str, tuple[int, int]]) -> li
 def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) -> list[str]:
     """After a command (every process of it ended): remove each protected entry it created or replaced,
     which the kernel could not stop since it did not exist yet (a read-only mount needs an entry to
-    cover); return their paths, relative to the workspace."""
+    cover); return their paths, relative to the workspace. An entry is known by its device and inode,
+    never by its path: `mv sub sub2` moves sub/.git with it, and the user's repository is not new."""
     root = Path(os.path.realpath(workspace))
-    removed = []
+    removed, known = [], set(before.values())
     for path, found in protected_entries(workspace).items():
-        if before.get(path) == found:
+        if found in known:  # there before, perhaps under another name: a folder above it was renamed
             continue
         entry = Path(path)
         if entry.is_dir() and not entry.is_symlink():

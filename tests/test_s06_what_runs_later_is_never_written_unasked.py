@@ -135,6 +135,15 @@ def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, wo
     assert (world / "memo.md").exists()  # and nothing else went
 
 
+def test_a_repository_moved_with_its_folder_is_not_taken_for_a_new_one(confined, world):
+    """A folder above a read-only .git can be renamed; the sweep knows the .git by its inode, not its path."""
+    (world / "sub" / ".git").mkdir()
+    (world / "sub" / ".git" / "config").write_text("[core]\n")
+    finished = run("mv sub moved && echo moved", world)
+    assert "moved" in finished.output and not finished.removed
+    assert (world / "moved" / ".git" / "config").read_text() == "[core]\n"
+
+
 def test_a_worktree_pointer_keeps_its_gitdir_read_only(confined, world):
     (world / "repo.git").mkdir()
     (world / "repo.git" / "config").write_text("[core]\n")
