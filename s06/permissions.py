@@ -51,7 +51,7 @@ CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that writ
 @dataclass(frozen=True)
 class Rule:
     decision: Decision
-    tool: str            # a tool name, or a glob such as "*"
+    tool: str            # a tool name, or a glob such as "*"; several joined by "|": write_file|move_file
     pattern: str = "*"   # a path glob; for run_command, a program and the words after it (an allow rule: the exact command)
     why: str = ""        # what the rule protects, said to the model with the decision
     # --8<-- [end:rule-fields]
@@ -63,9 +63,12 @@ class Rule:
         A deny or ask rule fits without regard to case (on a case-insensitive disk .ENV is .env);
         an allow rule, exactly."""
         exact = self.decision == "allow"
-        return fnmatch.fnmatchcase(tool, self.tool) and any(
+        return self.fits(tool) and any(
             fnmatch.fnmatchcase(part if exact else part.lower(), self.pattern if exact else self.pattern.lower())
             for part in (path_and_folders(path) if folders else [path]))
+
+    def fits(self, tool: str) -> bool:
+        return any(fnmatch.fnmatchcase(tool, glob) for glob in self.tool.split("|"))
 
     def found_in(self, call: "Call") -> str:
         """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
@@ -137,8 +140,8 @@ RULES = [
     *(Rule("deny", "*", pattern) for secret in SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
     # What other programs run without being asked (.git, editor and shell startup files, Python's startup
     # files: course.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
-    *(Rule("ask", tool, pattern, f"{name}: {why}; what is written there runs later, outside every confinement")
-      for name, why in course.paths.RUN_LATER.items() for tool in CHANGES for pattern in anywhere(name)),
+    *(Rule("ask", "|".join(CHANGES), pattern, f"{name}: {why}; what is written there runs later, outside every "
+           "confinement") for name, why in course.paths.RUN_LATER.items() for pattern in anywhere(name)),
 ]
 # --8<-- [end:default-rules]
 # --8<-- [end:rules]
@@ -285,7 +288,7 @@ class Gate:
         names, and the harness's own files: a command is confined so that it cannot read them, and
         search_files skips them."""
         denied = course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
-                                        and rule.tool != "run_command" and fnmatch.fnmatchcase("read_file", rule.tool)])
+                                        and rule.tool != "run_command" and rule.fits("read_file")])
         return (course.paths.covered_files(workspace, denied)  # the rules' globs in one regular expression
                 + course.paths.inside(workspace.resolve(), course.paths.harness_files()))
 
