@@ -569,3 +569,12 @@ def test_a_chapters_exercise_section_states_every_contract_and_shows_no_solution
     answers = solution(stage).splitlines() + [line for found in exercises.stage_regions(stage)
                                               for line in reference_body(stage, found.number).splitlines()]
     assert not [line for line in answers if len(line.strip()) > 30 and line.strip() in section]
+
+
+def test_text_that_is_not_in_its_encoding_names_the_file_and_the_line(tmp_path):
+    path = tmp_path / "agent.py"
+    path.write_bytes(b'"""A copy."""\nx = "\xff"\n')
+    with pytest.raises(grading.Refused, match=r"^agent\.py, line 2: not valid text in its encoding"):
+        grading.read_source(path)
+    path.write_bytes(b'# -*- coding: latin-1 -*-\nx = "\xe9"\n')
+    assert grading.read_source(path).endswith('x = "é"\n')
