@@ -292,6 +292,7 @@ class RunResult:
 # --8<-- [end:state]
 
 
+# --8<-- [start:take-turn]
 # --8<-- [start:turn]
 def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspace: Path, limits: Limits, trace) -> bool:
     """One turn: check the limits, ask, record, act, write back. Returns whether the loop goes on."""
@@ -328,6 +329,7 @@ def take_turn(state: LoopState, client: anthropic.Anthropic, model: str, workspa
     state.messages.append({"role": "user", "content": results})      # 5. write every result back
     trace("tool_results", state.messages[-1])
     return checked_carry_on(state, limits, reply, "tool_results_written", trace)
+# --8<-- [end:take-turn]
 
 
 def checked_carry_on(state: LoopState, limits: Limits, reply: anthropic.types.Message, reason: Transition, trace) -> bool:
