@@ -13,14 +13,21 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
 - Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
   is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
   and writing it both fail; the rest of the workspace, new files included, stays writable.
+- Paths other programs run (course.paths.RUN_LATER: .git, editor and shell startup files, Python's
+  startup files) and the harness's own Python, where they lie inside the workspace, are bound
+  read-only onto themselves in that namespace; one the command creates (a read-only mount needs an
+  entry to cover) is removed when the command has ended, with every process of it.
 - Network (a network namespace, Landlock and seccomp): the command gets a network of its own with
   only a loopback that is down, so no TCP, UDP or other IP packet leaves it, not even to 127.0.0.1;
-  Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter refuses
-  socket(AF_UNIX, ...), so no named unix socket (/tmp/x.sock, /var/run/docker.sock) can be reached:
-  Landlock does not check connect on a socket's path; it refuses socket(AF_VSOCK, ...), which reaches
-  the host whatever the network namespace, and io_uring_setup, whose ring can make a socket without
-  the socket() call the filter reads. From ABI 6, the command can neither signal a
-  process outside its sandbox (the harness, for one) nor reach an abstract unix socket made outside it.
+  Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter lets socket()
+  make AF_INET and AF_INET6 sockets only: no unix socket, so no named one (/tmp/x.sock,
+  /var/run/docker.sock) can be reached (Landlock does not check connect on a socket's path), no
+  AF_VSOCK (it reaches the host whatever the network namespace), no netlink, packet or crypto
+  socket; it refuses io_uring's three calls, whose ring can make a socket without the socket() call
+  the filter reads. From ABI 6, the command can neither signal a process outside its sandbox (the
+  harness, for one) nor reach an abstract unix socket made outside it.
+- IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
+  machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core.
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
   ended, `setsid` and double forks included, and counted in `stragglers`.
@@ -151,9 +158,9 @@ def _probe_machine() -> Confinement:
     if failure:
         return Confinement(False, f"{failure}: {NOT_CONFINED}")
     scoped = ", signals and abstract sockets scoped" if abi >= 6 else ""
-    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), a network namespace, no unix sockets, "
-                             f"hidden files masked in a private mount "
-                             f"namespace, rlimits, leftovers ended")
+    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), a network and an IPC namespace, "
+                             f"IP sockets only, no io_uring or key store, hidden files masked and protected "
+                             f"paths read-only in a private mount namespace, rlimits, leftovers ended")
 
 
 def _self_test() -> str:
