@@ -227,6 +227,23 @@ def do_view(args, _) -> int:
     return viewer.view_command(args.run, args.out, open_it=args.open)
 
 
+# ---------------------------------------------------------------- translations (course/translations.py)
+
+def add_translations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--record", metavar="PAGE", nargs="+",
+                        help="record in each Japanese page (docs/NAME.ja.md) the English text it now translates")
+
+
+def do_translations(args, _) -> int:
+    """Exit 0 when every Japanese page is in step with its English page, 1 (each difference a line) if not."""
+    from . import translations
+    for page in args.record or ():
+        translations.record(Path(page).resolve())
+    found = translations.every_problem()
+    print("\n".join(found) if found else "every Japanese page is in step with its English page")
+    return 1 if found else 0
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -243,6 +260,8 @@ COMMANDS = {
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
     "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
     "view": ("write one recorded run as a page that steps through it, turn by turn", add_view, do_view),
+    "translations": ("check that each Japanese page says what its English page says", add_translations,
+                     do_translations),
 }
 
 

@@ -29,6 +29,8 @@ DOCS = ROOT / "docs"
 LANGUAGE = "ja"
 FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?)\n---\n", re.S)
 SOURCE = re.compile(r"^source:\s*(?P<blob>[0-9a-f]{40})\s*$", re.M)
+# README.ja.md is read on GitHub, where front matter shows as a table: it names its source in a comment.
+SOURCE_COMMENT = re.compile(r"\A<!--\s*source:\s*(?P<blob>[0-9a-f]{40})\s*-->\n")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
 HEADING = re.compile(r"^(?P<level>#{1,6})\s")
 PLACEHOLDER = re.compile(r"^[ \t]*<!--\s*(?P<kind>[a-z][\w-]*)\b(?P<arguments>.*?)-->[ \t]*$")
@@ -47,8 +49,19 @@ def twin_of(page: Path) -> Path:
 
 
 def english_pages(docs: Path = DOCS) -> list[Path]:
-    return sorted(path for path in docs.rglob("*.md")
-                  if not path.name.endswith(f".{LANGUAGE}.md") and "hooks" not in path.relative_to(docs).parts)
+    pages = sorted(path for path in docs.rglob("*.md")
+                   if not path.name.endswith(f".{LANGUAGE}.md") and "hooks" not in path.relative_to(docs).parts)
+    readme = docs.parent / "README.md"
+    return ([readme] if readme.is_file() else []) + pages
+
+
+def recorded_source(translation: str) -> str | None:
+    """The blob the twin says it translates: in its front matter, or a README's first-line comment."""
+    if comment := SOURCE_COMMENT.match(translation):
+        return comment["blob"]
+    front = FRONT_MATTER.match(translation)
+    recorded = SOURCE.search(front["body"]) if front else None
+    return recorded["blob"] if recorded else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +76,7 @@ def outline(markdown: str) -> Outline:
     code, placeholders, headings = [], [], []
     fence = None
     block: list[str] = []
-    for line in FRONT_MATTER.sub("", markdown).splitlines():
+    for line in FRONT_MATTER.sub("", SOURCE_COMMENT.sub("", markdown)).splitlines():
         opening = FENCE.match(line)
         if fence is not None:
             if opening and opening["fence"][0] == fence[0] and len(opening["fence"]) >= len(fence) \
@@ -93,19 +106,19 @@ def neutral(line: str) -> str:
 
 def problems(page: Path, root: Path = ROOT) -> list[str]:
     """What is wrong between an English page and its twin, each in one line naming both files."""
+    page, root = page.resolve(), root.resolve()
     twin = twin_of(page)
     english, japanese = (path.relative_to(root).as_posix() for path in (page, twin))
     if not twin.is_file():
         return [f"{english} has no Japanese twin: write {japanese}"]
     source, translation = page.read_bytes(), twin.read_text(encoding="utf-8")
     found = []
-    front = FRONT_MATTER.match(translation)
-    recorded = SOURCE.search(front["body"]) if front else None
+    recorded = recorded_source(translation)
     if recorded is None:
         found.append(f"{japanese} does not say which text of {english} it translates: add front matter "
                      f"'source: {blob_id(source)}' (python -m course translations --record {japanese})")
-    elif recorded["blob"] != blob_id(source):
-        found.append(f"{english} has changed since {japanese} was written: see git diff {recorded['blob']} "
+    elif recorded != blob_id(source):
+        found.append(f"{english} has changed since {japanese} was written: see git diff {recorded} "
                      f"{blob_id(source)}, bring the translation up to date, then python -m course "
                      f"translations --record {japanese}")
     ours, theirs = outline(source.decode("utf-8")), outline(translation)
@@ -131,6 +144,7 @@ def short(value) -> str:
 
 
 def every_problem(docs: Path = DOCS, root: Path = ROOT) -> list[str]:
+    docs, root = docs.resolve(), root.resolve()
     found = [problem for page in english_pages(docs) for problem in problems(page, root)]
     for twin in sorted(docs.rglob(f"*.{LANGUAGE}.md")):
         page = twin.with_name(twin.name.removesuffix(f".{LANGUAGE}.md") + ".md")
@@ -146,7 +160,9 @@ def record(twin: Path) -> None:
     line = f"source: {blob_id(page.read_bytes())}"
     text = twin.read_text(encoding="utf-8")
     front = FRONT_MATTER.match(text)
-    if front is None:
+    if page.name == "README.md":
+        text = f"<!-- {line} -->\n" + SOURCE_COMMENT.sub("", text)
+    elif front is None:
         text = f"---\n{line}\n---\n" + text
     elif SOURCE.search(front["body"]):
         text = text[:front.start("body")] + SOURCE.sub(line, front["body"]) + text[front.end("body"):]

@@ -108,3 +108,26 @@ def test_a_twin_that_names_no_source_says_how_to_record_it(docs):
     [problem] = translations.every_problem(docs, docs.parent)
     assert "does not say which text of docs/setup.md it translates" in problem
     assert "--record docs/setup.ja.md" in problem
+
+
+def test_the_readme_names_its_source_in_a_comment_github_shows_nothing_of(docs):
+    (docs.parent / "README.md").write_text("# Course\n\n```bash\nmake test\n```\n", encoding="utf-8")
+    (docs.parent / "README.ja.md").write_text("# コース\n\n```bash\nmake test\n```\n", encoding="utf-8")
+    translations.record(docs.parent / "README.ja.md")
+    assert (docs.parent / "README.ja.md").read_text(encoding="utf-8").startswith("<!-- source: ")
+    assert translations.every_problem(docs, docs.parent) == []
+    (docs.parent / "README.md").write_text("# Course\n\n```bash\nmake demo\n```\n", encoding="utf-8")
+    problems = translations.every_problem(docs, docs.parent)
+    assert any("README.md has changed since README.ja.md" in p for p in problems)
+    assert any("README.md and README.ja.md differ in their code blocks" in p for p in problems)
+
+
+def test_the_course_checks_its_own_japanese_pages():
+    """Each Japanese page in the repository is in step with its English page."""
+    written = [twin for twin in sorted(translations.DOCS.rglob("*.ja.md"))] + \
+              [path for path in [translations.ROOT / "README.ja.md"] if path.is_file()]
+    assert written, "the course has Japanese pages"
+    twins = {translations.twin_of(page) for page in translations.english_pages()}
+    problems = [problem for page in translations.english_pages() if translations.twin_of(page).is_file()
+                for problem in translations.problems(page)]
+    assert problems == [] and set(written) <= twins
