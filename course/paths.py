@@ -375,11 +375,21 @@ def inside(root: Path, paths: Sequence[Path]) -> list[Path]:
     return [path for path in paths if path != root and path.is_relative_to(root)]
 
 
+def environment_inside(root: Path) -> list[Path]:
+    """The folders of harness_environment() inside ``root``, worked out again when a module is imported."""
+    return list(_environment_inside(root, len(sys.modules), harness_environment))
+
+
+@functools.lru_cache(maxsize=16)
+def _environment_inside(root: Path, modules: int, environment) -> tuple[Path, ...]:
+    return tuple(inside(root, environment()))
+
+
 def harness_problem(workspace: Path, names: Sequence[str], writes: bool) -> str:
     """Why one of ``names`` (relative to the workspace, resolved) is out of reach: one of the harness's
     own files (for every tool), or, for a tool that writes, the Python environment that runs it."""
     root = Path(os.path.realpath(workspace))
-    files, environment = inside(root, harness_files()), inside(root, harness_environment()) if writes else []
+    files, environment = inside(root, harness_files()), environment_inside(root) if writes else []
     for name in names:
         path = root / name
         if any(path == file or path.is_relative_to(file) for file in files):
@@ -396,7 +406,7 @@ def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
     whole), the harness's environment and its own files where they lie inside the workspace, and a
     .git file's gitdir when it lies inside (a worktree's pointer)."""
     root = Path(os.path.realpath(workspace))
-    environment = set(inside(root, harness_environment() + harness_files()))
+    environment = set(environment_inside(root)) | set(inside(root, harness_files()))
     found: dict[str, tuple[int, int]] = {}
 
     def keep(path: Path) -> bool:
