@@ -228,7 +228,7 @@ def section(stage: str, regions: list) -> str:
     """The chapter's exercise section, as Markdown: how to get and check a copy, then each exercise."""
     command = course_command()
     lines = [
-        f"Get a copy with the exercises stubbed, and check it as often as you like:",
+        "Get a copy with the exercises stubbed, and check it as often as you like:",
         "",
         "```bash",
         f"{command} exercise {stage} my-{stage}      # agent.py and extension.py, regions stubbed",

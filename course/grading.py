@@ -33,7 +33,6 @@ import json
 import os
 import random
 import re
-import shutil
 import tempfile
 import threading
 import time

@@ -13,13 +13,12 @@ import os
 import re
 import socket
 import textwrap
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
-from course import exercise_text, exercises, grading, grading_jail, grading_probes
+from course import exercise_text, exercises, grading, grading_jail
 from course.__main__ import main
 
 pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
@@ -87,11 +86,11 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
         "ends it with sys.exit": "import sys\nsys.exit(0)",
         "raises SkipTest": "import unittest\nraise unittest.SkipTest('not today')",
         "raises KeyboardInterrupt": "raise KeyboardInterrupt",
-        "forges the observations": f"""
+        "forges the observations": """
             import json, os
             with open('observations.jsonl', 'a') as forged:
                 for index in range(200):
-                    forged.write(json.dumps({{'case': index, 'observed': ['max_turns', 'turn limit 1 of 1']}}) + '\\n')
+                    forged.write(json.dumps({'case': index, 'observed': ['max_turns', 'turn limit 1 of 1']}) + '\\n')
             os._exit(0)""",
         "forges them on stdout": """
             import json
