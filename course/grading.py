@@ -480,6 +480,9 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
     options.confine = options.confine and not unavailable
     confinement = ("confined: namespaces, Landlock, seccomp, rlimits" if options.confine
                    else f"NOT CONFINED ({unavailable}): a copy could change its own grade")
+    if options.confine and not grading_jail.namespaces_available():
+        confinement = ("confined: Landlock, seccomp, rlimits; no namespaces here (unprivileged user namespaces are "
+                       "refused), so UDP is not refused and leftover processes are ended by a subreaper")
     if options.confine and grading_jail.stages_readable():
         confinement += "; WARNING: the reference stages lie inside the Python a copy can read (install the course with pip install -e)"
     grades, tasks = [], []

@@ -23,6 +23,7 @@ left of its process tree; its exit code, which the child cannot set, says whethe
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import multiprocessing
 import os
@@ -73,6 +74,16 @@ def available() -> str:
     if abi < 4:
         return f"Landlock ABI {abi} (ABI 4, Linux 6.7, is needed to refuse TCP)"
     return ""
+
+
+@functools.lru_cache(maxsize=None)
+def namespaces_available() -> bool:
+    """Whether a child may make its own user, mount, network and PID namespaces here (some distributions
+    refuse unprivileged user namespaces: Ubuntu 24.04's AppArmor switch, a container's seccomp profile)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if _libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0 else 1)
+    return os.waitpid(pid, 0)[1] == 0
 
 
 def stages_readable() -> bool:
