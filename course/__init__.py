@@ -8,7 +8,9 @@
 * what a stage needs that its chapter does not teach, each behind one call: ``calculator`` (the
   ``calculate`` tool's arithmetic), ``calls_in_text`` (tool calls a model wrote as JSON in its text, for
   s04), ``repeats_the_prompt`` (a reply that echoes its request), ``require_whole_numbers`` (s03's
-  limits checked), ``turns_as_text`` (old turns for s05's summariser);
+  limits checked), ``turns_as_text`` (old turns for s05's summariser), ``why_refused``,
+  ``unknown_stop_reason`` and ``kept_pausing`` (a refusal's stop_details, a stop reason a stage does not
+  know, and a turn the API keeps pausing, each in one line, for s03 on);
 * ``isolated`` (imported by name): calling a function in a child process, where a crash in C code cannot
   end the run.
 """
@@ -64,4 +66,5 @@ if TYPE_CHECKING:  # what editors and type checkers read
     from .client import make_client
     from .guard import Runaway, capped
     from .offline import Faults
+    from .replies import kept_pausing, unknown_stop_reason, why_refused
     from .schema import argument_errors, describe_parameters

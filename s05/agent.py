@@ -619,7 +619,7 @@ def summarise_old_turns(state: LoopState, client: anthropic.Anthropic, model: st
     turn_starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
     if len(turn_starts) < 2 * KEEP_TURNS:
         return False  # too little to fold: a summary on every turn would cost more than it saves
-    cut = turn_starts[-KEEP_TURNS]  # an assistant message: its tool_results follow it, both kept
+    cut = turn_starts[-KEEP_TURNS]  # an assistant message, kept whole with its results: thinking included
     task, _, earlier_summary = first_text(messages[0]).partition(SUMMARY_HEADING)
     request = ("Summarise the work so far for your own later use: what was done, what was found "
                "(keep every number and name), and what remains. Transcript:\n\n"

@@ -425,12 +425,20 @@ def test_the_pruning_chapter_shows_the_benchmark_it_ran(site):
     raw = (site / "s05-pruning" / "index.html").read_text(encoding="utf-8")
     assert 'src="data:image/svg+xml;base64,' in raw  # the plot, drawn at build time
     rows = {row[0]: row for row in table_with(site, "s05-pruning", "run")[1:]}
-    assert list(rows) == ["s03", "s04", "s04+cache", "s05-every-turn", "s05"] and rows["s05"][1] == "yes"
+    assert list(rows) == ["s03", "s04", "s04+cache", "s04+clearing", "s04+compaction", "s05-every-turn", "s05"]
+    assert rows["s05"][1] == "yes"
     assert number(rows["s05"][2]) < number(rows["s04"][2])  # the tokens sent, with and without pruning
     assert number(rows["s05"][5]) < number(rows["s04+cache"][5])  # the dollars, both cached
     text = " ".join(page_text(site, "s05-pruning").split())
     assert re.search(r"the cache-aware s05 costs \d+% of what s04 costs .*and this run gets there\.", text)
     assert re.search(r"Without caching, s05 would be billed for [\d.]+% of s04's input tokens", text)
+
+
+def test_the_server_side_page_compares_s05_with_the_apis_own_pruning_in_dollars(site):
+    rows = {row[0]: row for row in table_with(site, "s05-server-side", "run")[1:]}
+    assert {"s04+clearing", "s04+compaction", "s05"} <= set(rows) and rows["s04+compaction"][1] == "yes"
+    text = " ".join(page_text(site, "s05-server-side").split())
+    assert re.search(r"Beside the API's own pruning on s04, the cache-aware s05 costs \$[\d.]+, against", text)
 
 
 def test_the_instructors_guide_lists_every_exercise_of_the_code(site):
