@@ -102,5 +102,5 @@ def screen(tool: str, arguments: dict, why: str, covers: str, size: tuple[int, i
         raise TooLong(f"{what} is {len(text)} characters: at this terminal's {width} columns it takes "
                       f"{len(body)} lines, and the question {len(lines) + QUESTION_LINES}, more than the "
                       f"{rows} a screen shows at once, so no person was asked (a part would have scrolled "
-                      "off); split it into shorter commands")
+                      "off); " + ("split it into shorter commands" if tool == "run_command" else "make the call smaller"))
     return lines
