@@ -237,7 +237,7 @@ def section(stage: str, regions: list) -> str:
         "",
         "Write only between an exercise's markers: the grader refuses a copy that changed anything else. "
         "Each exercise is graded alone, with the rest of the stage as the course wrote it, on values drawn "
-        "anew at each check (the scorecard prints the seed; `--seed N` draws the same again).",
+        "anew at each check (the scorecard prints the number they were drawn from; `--seed N` draws the same again).",
         "",
     ]
     for region in regions:
