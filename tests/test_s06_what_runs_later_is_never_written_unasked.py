@@ -18,7 +18,7 @@ import pytest
 import course
 import course.confinement
 import course.paths
-from s06_world import Person, gate, play, s06, world  # noqa: F401
+from s06_world import Person, gate, play, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
 
