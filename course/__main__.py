@@ -236,6 +236,8 @@ def add_translations(parser: argparse.ArgumentParser) -> None:
 
 def do_translations(args, _) -> int:
     """Exit 0 when every Japanese page is in step with its English page, 1 (each difference a line) if not."""
+    from pathlib import Path
+
     from . import translations
     for page in args.record or ():
         translations.record(Path(page).resolve())
