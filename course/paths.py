@@ -302,6 +302,8 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
 RUN_LATER = {
     ".git": "git runs what its metadata names (hooks, core.fsmonitor, a commondir's config) at the next git "
             "status, which shell prompts and editors run on their own",
+    "HEAD": "git takes a folder holding HEAD, objects/ and refs/ for a repository of its own (a bare one), whose "
+            "config (core.worktree, core.fsmonitor) the next git status there obeys",
     ".gitconfig": "git reads it as the user's own config when the workspace is a home folder",
     ".gitmodules": "git clones what it names on a recursive clone or a submodule update",
     ".hg": "Mercurial runs the hooks its .hg/hgrc names",
@@ -337,7 +339,7 @@ def run_later(relative: str) -> str:
     """The name of RUN_LATER that covers a path relative to the workspace (the path itself or a folder
     it lies in, compared without case: on a case-insensitive disk .GIT is .git), or ""."""
     parts = relative.lower().split("/")
-    return next((name for name in RUN_LATER for part in parts if fnmatch.fnmatchcase(part, name)), "")
+    return next((name for name in RUN_LATER for part in parts if fnmatch.fnmatchcase(part, name.lower())), "")
 
 
 def harness_environment() -> list[Path]:

@@ -35,6 +35,7 @@ WRITES = {
     "a .git config naming an fsmonitor": ("write_file", {"path": ".git/config", "content": FSMONITOR}),
     "a .git file (a gitdir pointer)": ("write_file", {"path": ".git", "content": "gitdir: evil\n"}),
     "a hook of a repository a folder down": ("write_file", {"path": "sub/.git/hooks/post-checkout", "content": "x"}),
+    "the HEAD of a bare repository made of the workspace": ("write_file", {"path": "HEAD", "content": "ref: refs/heads/main\n"}),
     "a .git spelled in capitals": ("write_file", {"path": ".GIT/config", "content": FSMONITOR}),
     "a VS Code task run on opening": ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}),
     "a JetBrains run configuration": ("write_file", {"path": ".idea/workspace.xml", "content": "<x/>"}),
@@ -123,6 +124,7 @@ def test_without_the_kernel_the_same_command_does_change_git(repository, monkeyp
     "mkdir -p evil && ln -s evil .git",
     "mkdir -p deep/sub/.vscode && echo '{}' > deep/sub/.vscode/tasks.json",
     "echo 'touch /tmp/x' > .envrc",
+    "mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && printf '[core]\\n\\tworktree = .\\n' > config",
     "mkdir -p venv/lib/site-packages && echo 'import os' > venv/lib/site-packages/evil.pth",
 ])
 def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
