@@ -354,7 +354,7 @@ def test_the_stop_chapter_states_the_defaults_of_the_code(site):
 
 
 def test_the_stop_chapter_shows_what_the_stops_save(site):
-    rows = {row[0]: row[1:] for row in table_with(site, "s03-stop-conditions", "scenario")[1:]}
+    rows = {row[0]: row[1:] for row in table_with(site, "s03-bills-and-logs", "scenario")[1:]}
     for scenario in ("looping", "long-budget"):
         before, after = rows[scenario]
         assert "runaway" in before and "stopped" in after  # the cell may add a symbol
