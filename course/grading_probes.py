@@ -823,7 +823,7 @@ class S05Summary:
 
     def drive(module, params, work):
         import course
-        from course.offline.behaviours import Reply
+        from course.offline import Reply
         client = course.make_client(behaviour=lambda body: Reply([{"type": "text", "text": params["summary"]}],
                                                                  stop_reason=params["stop"]), max_retries=0)
         state = module.LoopState(messages=json.loads(json.dumps(params["messages"])))
