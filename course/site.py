@@ -114,7 +114,7 @@ from pathlib import Path
 
 import anthropic
 
-from . import bench, doctor, ladder, scenarios, stats, viewer
+from . import bench, build_cache, doctor, ladder, scenarios, stats, viewer
 from .cli import answer_text, explain_api_error
 from .guard import Runaway
 from .offline import Faults
@@ -141,16 +141,22 @@ _runs: dict[tuple, object] = {}  # the runs of this build, by what they ran
 _imported: dict[str, int] = {}  # each stage file's time when its module was imported: `mkdocs serve` shows edits
 
 
-def start_build() -> None:
-    """Forget the runs of the build before: the code may have changed since."""
+_remembered = build_cache.Remembered(None)  # runs kept from earlier builds of the same code (the hook's only)
+
+
+def start_build(*, remember: bool = False) -> None:
+    """Forget the runs of the build before: the code may have changed since. With ``remember``, a run
+    an earlier build made of byte-for-byte the same code is taken as it is (``course/build_cache.py``)."""
+    global _remembered
     _runs.clear()
     viewer.forget_site_views()
+    _remembered = build_cache.Remembered.for_this_build() if remember else build_cache.Remembered(None)
 
 
 def once(key: tuple, make):
     """``make()``, made once per build for ``key``."""
     if key not in _runs:
-        _runs[key] = make()
+        _runs[key] = _remembered.get(key, make)
     return _runs[key]
 
 
@@ -376,7 +382,6 @@ def run_view_id(stage: str, task: str | None, options: dict) -> str:
     return viewer.site_run_id(f"{stage} {task or ran.get('scenario', '')}", (stage, task, sorted(ran.items())))
 
 
-
 def run_and_trace(stage: str, task: str | None, options: dict) -> Run:
     stage_module(stage)  # a stage edited under `mkdocs serve` is reloaded before the ladder imports it
     scenario = page_scenario(stage, task, options)
@@ -402,7 +407,6 @@ def viewed(recording, stage: str, scenario: scenarios.Scenario, cell: ladder.Cel
     """What the viewer shows of a run the site made, its scratch workspace written as <workspace>."""
     view = recording.view(stage, scenario.model, scenario.task, usages=cell.usages, result=cell.result, raised=cell.raised)
     return viewer.without(view, str(workspace), "<workspace>")
-
 
 
 def trace(stage: str, task: str | None, **options) -> str:

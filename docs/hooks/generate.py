@@ -47,7 +47,9 @@ MERMAID_SITE_PATH = "assets/javascripts/mermaid.min.js"
 # ---------------------------------------------------------------- MkDocs events
 
 def on_config(config):
-    site.start_build()  # `mkdocs serve` rebuilds in one process: each build runs the code as it is now
+    # `mkdocs serve` rebuilds in one process: each build runs the code as it is now, taking only the runs
+    # an earlier build made of byte-for-byte the same code (course/build_cache.py)
+    site.start_build(remember=True)
     return config
 
 
