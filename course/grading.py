@@ -27,12 +27,14 @@ import ast
 import csv
 import dataclasses
 import difflib
+import errno
 import functools
 import io
 import json
 import os
 import random
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -190,16 +192,41 @@ class Refused(CourseError):
 
 def read_source(path: Path) -> str:
     """The file decoded as Python decodes it: its coding declaration, else UTF-8."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise Refused(f"cannot read {path.name}: {error.strerror or error}") from None
+    data = read_regular(path)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding).removeprefix("\ufeff")
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         line = data[:getattr(error, "start", 0)].count(b"\n") + 1 if isinstance(error, UnicodeDecodeError) else 1
         raise Refused(f"{path.name}, line {line}: not valid text in its encoding ({error})") from None
+
+
+def read_regular(path: Path, limit: int = 8 << 20) -> bytes:
+    """A copy's file, refused unless it is a regular file of its own: a symbolic link (to the reference
+    stage, say) or a device is not the student's work. O_NOFOLLOW refuses a link as the last part of
+    the path, fstat on the opened descriptor the rest (https://man7.org/linux/man-pages/man2/open.2.html)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise Refused(f"{path.name} is a symbolic link: hand in the file itself") from None
+        raise Refused(f"cannot read {path.name}: {error.strerror or error}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise Refused(f"{path.name} is not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(limit)
+    finally:
+        os.close(descriptor)
+
+
+def _not_a_link(path: Path, what: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISLNK(mode):
+        raise Refused(f"{what} {path} is a symbolic link: hand in the folder itself")
 
 
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
@@ -223,12 +250,13 @@ class Body:
 def read_copy(stage: str, folder: Path) -> dict[int, Body]:
     """The copy's region bodies, by exercise number. Raises Refused when the copy is not a copy of ``stage``."""
     folder = Path(folder)
-    if not (folder / "agent.py").is_file():
+    _not_a_link(folder, "the copy's folder")
+    if not os.path.lexists(folder / "agent.py"):
         raise Refused(f"no agent.py in {folder}: make a copy with `{exercises.course_command()} exercise {stage} DEST`")
     stubs, bodies = stub_files(stage), {}
     for name, stub in stubs.items():
         path = folder / name
-        if not path.is_file():
+        if not os.path.lexists(path):
             if name == EXTENSION_FILE:  # a copy made before the extension existed: that exercise is not attempted
                 continue
             raise Refused(f"{name} is missing from the copy")
@@ -344,9 +372,17 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
         (package / "__init__.py").write_text('"""A copy being graded."""\n', encoding="utf-8")
         for name, source in files.items():
             (package / name).write_text(source, encoding="utf-8")
-        extra = [str(Path(path).resolve()) for path in options.extra_tests]
+        # The instructor's case files are copied into a folder of their own: the child may read those files
+        # and nothing beside them (hidden solutions kept next to them stay hidden).
+        probes_folder = job / "probes"
+        probes_folder.mkdir()
+        extra = []
+        for position, path in enumerate(options.extra_tests):
+            target = probes_folder / f"{position}-{Path(path).name}"
+            target.write_bytes(Path(path).read_bytes())
+            extra.append(str(target))
         order = {"stage": stage, "package": PACKAGE, "module": module, "cases": jobs, "probe_files": extra,
-                 "readable": sorted({str(Path(path).parent) for path in extra})}
+                 "readable": [str(probes_folder)] if extra else []}
         (job / "copy" / "job.json").write_text(json.dumps(order), encoding="utf-8")
         started = time.perf_counter()
         code = grading_jail.run(job, options.limits, options.confine)
@@ -359,7 +395,7 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
             for line in data.decode("utf-8", errors="replace").splitlines():
                 try:
                     item = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError, MemoryError):  # nesting deep enough to exhaust the stack
                     continue
                 if not isinstance(item, dict):
                     continue
@@ -435,6 +471,16 @@ def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Op
     return _scored(exercise, cases, max_points, run.seconds, run.printed)
 
 
+def _graded_alone(exercise: Exercise, body: Body | None, seed: int, options: Options) -> ExerciseResult:
+    """One exercise of one copy: whatever goes wrong with it fails it, with its reason, and no other copy's grade."""
+    try:
+        return grade_exercise(exercise, body, seed, options)
+    except Exception as error:
+        drawn = draw_cases(exercise.stage, exercise.number, seed, options.extra_tests)
+        return _all_failed(exercise, drawn, float(options.points.get((exercise.stage, exercise.number), 1.0)),
+                           f"the grader could not judge this copy: {type(error).__name__}: {error}")
+
+
 def _missing(run: ChildRun, position: int, options: Options) -> str:
     first_missing = position == min(set(range(position + 1)) - set(run.observations))
     if run.code == grading_jail.TIMED_OUT:
@@ -507,7 +553,7 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
             tasks.append((grade, exercise, bodies.get(exercise.number)))
     workers = options.jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = list(pool.map(lambda task: (task[0], grade_exercise(task[1], task[2], seed, options)), tasks))
+        done = list(pool.map(lambda task: (task[0], _graded_alone(task[1], task[2], seed, options)), tasks))
     for grade, result in done:
         grade.results.append(result)
     for grade in grades:
@@ -518,21 +564,34 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
 
 
 def find_copies(paths: list[str]) -> list[tuple[str, str, Path]]:
-    """Every copy under the paths: a folder holding agent.py; its stage from its STAGE line, its student
-    from the folder above it (or the folder itself when it is the path given)."""
-    found = []
+    """Every copy under the paths: a folder holding agent.py; its stage from its STAGE line. Its student
+    is named from the path given, never from folders inside it (which the student made): a copy given
+    itself is its parent folder's; a student's folder (one with a copy directly in it: STUDENT/sNN) names
+    every copy under it; a class folder names each copy by the folder directly under the class."""
+    found, seen = [], {}
     for given in map(Path, paths):
         if not given.exists():
             raise CourseError(f"{given} does not exist")
-        agents = [given / "agent.py"] if (given / "agent.py").is_file() else sorted(given.rglob("agent.py"))
+        if os.path.lexists(given / "agent.py"):
+            agents, layout = [given / "agent.py"], "copy"
+        else:
+            agents = sorted(given.rglob("agent.py"))
+            layout = "student" if any(agent.parent.parent == given for agent in agents) else "class"
         for agent in agents:
             folder = agent.parent
             stage = _stage_of(agent)
             if stage is None:
                 continue
-            relative = folder.relative_to(given) if folder != given else Path(folder.resolve().name)
-            student = str(relative.parent) if len(relative.parts) > 1 else (
-                given.resolve().name if folder != given else folder.resolve().parent.name)
+            if layout == "copy":
+                student = given.resolve().parent.name
+            elif layout == "student":
+                student = given.resolve().name
+            else:
+                student = folder.relative_to(given).parts[0]
+            if (student, stage) in seen:
+                raise CourseError(f"two copies of {stage} for student {student!r}: {seen[student, stage]} and {folder}; "
+                                  "grade one of them (a copy inside another student's folder is that student's)")
+            seen[student, stage] = folder
             found.append((student, stage, folder))
     if not found:
         raise CourseError(f"no student copy (a folder with agent.py) under {', '.join(paths)}")
@@ -566,7 +625,7 @@ def parse_points(specs: list[str]) -> dict:
 
 def scorecard(grade: CopyGrade, whole: bool = False) -> str:
     width = max((len(_label(result)) for result in grade.results), default=0)
-    text = [f"{grade.stage} scorecard for {escape_terminal_controls(str(grade.folder))}  (seed {grade.seed}: "
+    text = [f"{grade.stage} scorecard for {shown_line(str(grade.folder))}  (seed {grade.seed}: "
             f"add --seed {grade.seed} to draw the same cases; {grade.confinement})"]
     for result in grade.results:
         passed = sum(case.passed for case in result.cases)
@@ -576,7 +635,7 @@ def scorecard(grade: CopyGrade, whole: bool = False) -> str:
     solved = sum(result.passed for result in grade.results)
     text.append(f"total: {solved} of {len(grade.results)} exercises passed; {grade.points:g} of {grade.max_points:g} points")
     if grade.refused:
-        text.append(f"refused: {escape_terminal_controls(grade.refused)}")
+        text.append(f"refused: {shown_line(grade.refused)}")
         detail = grade.results[0].printed if grade.results else ""
         text += [f"  {line}" for line in detail.splitlines()]
         return "\n".join(text)
@@ -586,8 +645,8 @@ def scorecard(grade: CopyGrade, whole: bool = False) -> str:
     for result in failing:
         if whole:
             text.append(f"  exercise {result.exercise.number}:")
-            text += [f"    {'ok  ' if case.passed else 'FAIL'} {escape_terminal_controls(case.name)}"
-                     + ("" if case.passed else f": {escape_terminal_controls(case.reason)}") for case in result.cases]
+            text += [f"    {'ok  ' if case.passed else 'FAIL'} {shown_line(case.name)}"
+                     + ("" if case.passed else f": {shown_line(case.reason)}") for case in result.cases]
         else:
             text.append(f"  exercise {result.exercise.number}: {result.reason}")
     for result in grade.results:
@@ -597,6 +656,12 @@ def scorecard(grade: CopyGrade, whole: bool = False) -> str:
                         + (", the first 2000 shown" if len(result.printed) > 2000 else "") + "):")
             text += [f"  | {escape_terminal_controls(line)}" for line in shown.splitlines()[:40]]
     return "\n".join(text)
+
+
+def shown_line(text: str) -> str:
+    """Text shown as one line whatever it holds: a reason with a newline in it cannot add lines of its own
+    (a forged "total:" line) to a scorecard."""
+    return escape_terminal_controls(text).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _label(result: ExerciseResult) -> str:
