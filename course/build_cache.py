@@ -33,6 +33,8 @@ INPUT_FOLDERS = ("course", "s[0-9][0-9]", "docs/hooks")  # every stage's folder,
 INPUT_FILES = ("pyproject.toml",)
 ENVIRONMENT_PREFIXES = ("AGENT_COURSE_", "ANTHROPIC_")
 SWITCH = "AGENT_COURSE_SITE_RUNS"
+# Where a run writes its logs changes nothing a page shows (a page's runs write none: tests/test_docs.py).
+WHERE_LOGS_GO = {"AGENT_COURSE_RUNS_LOG", "AGENT_COURSE_AUDIT_LOG", "AGENT_COURSE_TRANSCRIPTS"}
 SKIPPED = ("__pycache__", ".ipynb_checkpoints")
 
 T = TypeVar("T")
@@ -48,7 +50,7 @@ def fingerprint(root: Path = ROOT) -> str:
     for part in (sys.version, anthropic.__version__, platform.platform(), platform.release()):
         digest.update(part.encode() + b"\0")
     for name, value in sorted(os.environ.items()):
-        if name.startswith(ENVIRONMENT_PREFIXES) and name != SWITCH:
+        if name.startswith(ENVIRONMENT_PREFIXES) and name != SWITCH and name not in WHERE_LOGS_GO:
             digest.update(f"{name}={value}".encode() + b"\0")
     for path in input_files(root):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")

@@ -42,6 +42,8 @@ def test_a_new_stage_or_module_makes_a_new_fingerprint_and_notebooks_and_bytecod
 
 def test_the_variables_the_course_and_the_sdk_read_are_part_of_the_fingerprint(tree, monkeypatch):
     before = build_cache.fingerprint(tree)
+    monkeypatch.setenv("AGENT_COURSE_RUNS_LOG", "/elsewhere/runs.jsonl")  # where logs go changes no page
+    assert build_cache.fingerprint(tree) == before
     monkeypatch.setenv("AGENT_COURSE_NO_CONFINEMENT", "1")
     assert build_cache.fingerprint(tree) != before
 
