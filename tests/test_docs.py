@@ -816,3 +816,17 @@ def test_every_command_shown_runs_the_course_python_from_the_repository_root(pag
 def test_a_stage_says_how_to_run_it_with_the_course_python(stage):
     docstring = importlib.import_module(f"{stage}.agent").__doc__
     assert not BARE_PYTHON.search(docstring), f"{stage}/agent.py's docstring tells a bare python to run it"
+
+
+def test_every_page_switches_to_the_same_page_in_the_other_language(site):
+    """mkdocs-static-i18n: each page links to its twin under /ja/ (and back), and that page exists."""
+    pages = [page for page in site.rglob("index.html") if not {"assets", "search"} & set(page.relative_to(site).parts)]
+    assert len(pages) >= 2 * len([name for name in DOCS.glob("*.md") if not name.name.endswith(".ja.md")])
+    for page in pages:
+        japanese = page.relative_to(site).parts[0] == "ja"
+        other = "en" if japanese else "ja"
+        links = re.findall(rf'href="([^"]+)"[^>]*hreflang="{other}"', page.read_text(encoding="utf-8"))
+        assert links, f"{page.relative_to(site)} has no switch to {other}"
+        target = (page.parent / links[0]).resolve() / "index.html"
+        expected = site / Path(*page.relative_to(site).parts[japanese:]) if japanese else site / "ja" / page.relative_to(site)
+        assert target == expected.resolve(), f"{page.relative_to(site)} switches to {target}, not its twin"

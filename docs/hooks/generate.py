@@ -67,6 +67,16 @@ def on_page_content(html: str, page, config, files) -> str:
     return viewer.resolve_links(html, page.url)
 
 
+LANGUAGE_SWITCH = re.compile(r'href="/(?P<rest>[^"]*)"(?P<between>[^>]*hreflang=")')
+
+
+def on_post_page(output: str, page, config) -> str:
+    """The language switch of a home page links to "/" and "/ja/" (mkdocs-static-i18n): made relative to
+    the page, like every other link, so that the site works opened from its folder or under any path."""
+    up = "../" * page.url.count("/")
+    return LANGUAGE_SWITCH.sub(lambda link: f'href="{up or "./"}{link["rest"]}"{link["between"]}', output)
+
+
 def on_post_build(config):
     # Each run the pages showed, as a page of the trace viewer (course/viewer.py), with its script and style.
     viewer.write_site(config.site_dir)
