@@ -47,8 +47,21 @@ def visible(text: str) -> str:
     """``text`` with nothing invisible or obeyed left: the terminal controls (course.trace), tabs, and
     every zero-width, format or combining character as its escape. Newlines are kept (they break lines)."""
     shown = escape_terminal_controls(text).replace("\t", "\\t")
-    return "".join(f"\\u{ord(character):04x}" if unicodedata.category(character) in ("Mn", "Me", "Cf", "Zl", "Zp")
-                   or unicodedata.combining(character) or character == LINE_BREAK else character for character in shown)
+    return "".join(f"\\u{ord(character):04x}" if hidden_character(character) else character for character in shown)
+
+
+# Letters that fonts draw blank: the Hangul fillers, which Unicode lists as Default_Ignorable_Code_Point
+# although their category is Lo (https://www.unicode.org/Public/UCD/latest/ucd/DerivedCoreProperties.txt),
+# and U+2800, braille's empty pattern: a command holding one looks like a command without it.
+BLANK_DRAWN = {"\u3164", "\u115f", "\u1160", "\uffa0", "\u2800"}
+
+
+def hidden_character(character: str) -> bool:
+    """Whether a character would be drawn as nothing, or as a plain space that is not one: zero-width,
+    format, combining, a line or paragraph separator, a space other than ' ' (U+00A0, U+2003...), a filler."""
+    category = unicodedata.category(character)
+    return (category in ("Mn", "Me", "Cf", "Zl", "Zp") or (category == "Zs" and character != " ")
+            or unicodedata.combining(character) != 0 or character == LINE_BREAK or character in BLANK_DRAWN)
 
 
 def columns(character: str) -> int:

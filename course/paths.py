@@ -130,23 +130,23 @@ class Subjects:
     """What one file tool's call acts on, resolved exactly as the tool resolves it."""
 
     acted_on: list[str]   # each entry it acts on, relative to the workspace ("" when the call names no path)
-    leads_to: list[str]   # where an entry it acts on without following leads, when that is elsewhere
+    leads_to: list[str]   # its other names: as written, by each link passed on the way, by a link that leads to it
     same_file: str        # why one of them is a hidden file under another name (a hard link), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
 
 
 def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Sequence[Path] = ()) -> Subjects:
     """The entries a call acts on (each path argument through ``resolve()``: an escape is refused here,
-    before any rule or person sees it), where a link it acts on leads, and whether one of them is the
-    same file as one of ``hidden`` (same device and inode: `ln .env notes.txt`)."""
+    before any rule or person sees it); every other name for them, for the rules (``other_names()``);
+    and whether one of them is the same file as one of ``hidden`` (same device and inode: `ln .env notes.txt`)."""
     root, acted, leads = workspace.resolve(), [], []
+    links = links_inside(root) if any(key in arguments for key in PATH_ARGUMENTS) else {}
     for key in PATH_ARGUMENTS:
         if key in arguments:
             found = resolve(workspace, str(arguments[key]), follow_link=follow_link)
-            target = found.resolve()
             acted += [] if str(found.relative_to(root)) in acted else [str(found.relative_to(root))]
-            if target != found and target.is_relative_to(root) and str(target.relative_to(root)) not in leads:
-                leads.append(str(target.relative_to(root)))
+            leads += [name for name in other_names(root, str(arguments[key]), found, links)
+                      if name not in acted and name not in leads]
     # A hard link is a second name for one file: a file with one name is none (the hidden file itself,
     # which its rule names), and neither is a symbolic link (its target is in ``leads``, for the rules).
     secrets = {inode_of(path) for path in hidden} - {None}
@@ -154,6 +154,48 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
                  if secrets and links_of(root / name) > 1 and inode_of(root / name) in secrets), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
     return Subjects(acted or [""], leads, same, overwrites)
+
+
+def other_names(root: Path, written: str, found: Path, links: dict[str, list[str]]) -> list[str]:
+    """The names by which a path reaches ``found`` besides its resolved one, relative to the workspace:
+    the path as written; at each link passed on the way, the link's own name with the rest of the path
+    after it (`.aws/credentials`, where .aws leads to dotfiles/aws); where ``found`` leads, if it is a
+    link not followed; and each link elsewhere in the workspace that leads to it or to a folder it lies
+    in (``links``: dotfiles/env.production is .env when .env leads there). A rule judges every one of
+    them: a link named .env is a secret whatever it leads to, and so is the file it leads to."""
+    names: list[str] = []
+    parts, folder = Path(written).parts, root
+    for index, part in enumerate(parts):
+        rest = parts[index + 1:]
+        if part == "..":
+            folder = folder.parent
+            continue
+        here = folder / part
+        if here.is_relative_to(root) and here != root:
+            names.append(str(Path(here.relative_to(root), *rest)))
+        folder = Path(os.path.realpath(here)) if os.path.islink(here) and index < len(parts) - 1 else here
+    target = Path(os.path.realpath(found))
+    for reached in (found, target):
+        if reached.is_relative_to(root) and reached != root:
+            names.append(str(reached.relative_to(root)))
+            for above in (reached, *reached.parents):
+                if above == root or not above.is_relative_to(root):
+                    break
+                for link in links.get(str(above.relative_to(root)), ()):
+                    names.append(str(Path(link, reached.relative_to(above))).removesuffix("/."))
+    return list(dict.fromkeys(name for name in names if name not in (".", str(found.relative_to(root)))))
+
+
+def links_inside(root: Path) -> dict[str, list[str]]:
+    """Every symbolic link in the workspace that leads inside it, as {where it leads: [its names]},
+    relative to the workspace: one walk, growing with the number of entries."""
+    found: dict[str, list[str]] = {}
+    for path, _ in entries_under(root):
+        if path.is_symlink():
+            target = Path(os.path.realpath(path))
+            if target.is_relative_to(root) and target != root:
+                found.setdefault(str(target.relative_to(root)), []).append(str(path.relative_to(root)))
+    return found
 
 
 def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]:
@@ -174,6 +216,9 @@ def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]
             others.append(path)
     secrets = {inode_of(path) for path in found} - {None}
     covered = found + [path for path in others if inode_of(path) in secrets or links_of(path) > 1]
+    # A link a rule covers (.aws, leading to dotfiles/aws) makes what it leads to a secret too.
+    covered += [Path(os.path.realpath(path)) for path in found if path.is_symlink()
+                and Path(os.path.realpath(path)).is_relative_to(root) and Path(os.path.realpath(path)) != root]
     _last_covered[str(root)] = covered
     return covered
 
@@ -293,7 +338,12 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
 # they are code that runs later, as the user, outside every confinement (the user's next `git status`,
 # which shell prompts and editors run on their own, runs a core.fsmonitor that .git/config names). A
 # file the user runs on purpose (a test, a Makefile) is not one of them: running it is the user's
-# own command. Each name counts at any depth, and for everything beneath it when it is a folder.
+# own command; so is a conftest.py, which pytest loads only where it collects tests the user asked it to run
+# (https://docs.pytest.org/en/stable/reference/fixtures.html#conftest-py-sharing-fixtures-across-multiple-files).
+# A GNUmakefile or a makefile is not: GNU make reads it before the Makefile the user knows
+# (https://www.gnu.org/software/make/manual/html_node/Makefile-Names.html), so a new one silently replaces
+# what `make` does. Each name counts at any depth, and for everything beneath it when it is a folder; a
+# name of several parts (.config/git), for those parts in a row.
 # Codex CLI keeps .git, .agents and .codex read-only inside its writable roots, creating them included
 # (github.com/openai/codex, codex-rs/protocol/src/permissions.rs: PROTECTED_METADATA_PATH_NAMES);
 # Claude Code's sandbox refuses writes to .git, .vscode, .idea and the shell and git startup files
@@ -332,14 +382,55 @@ RUN_LATER = {
     "sitecustomize.py": "Python imports it at every start, from a site-packages",
     "usercustomize.py": "Python imports it at every start, from the user's site-packages",
     "pyvenv.cfg": "its 'home' names the interpreter every start of that virtual environment runs",
+    # git's per-user config under $XDG_CONFIG_HOME (https://git-scm.com/docs/git-config#FILES)
+    ".config/git": "git reads its config and attributes as the user's own when the workspace is a home folder",
+    ".lfsconfig": "git-lfs takes the server it sends files to from it (https://github.com/git-lfs/git-lfs/blob/main/docs/man/git-lfs-config.adoc)",
+    ".hgrc": "Mercurial runs the hooks it names when the workspace is a home folder",
+    ".pdbrc": "pdb runs its lines as Python on every start in the folder (https://docs.python.org/3/library/pdb.html)",
+    "GNUmakefile": "GNU make reads it before the Makefile, so `make` runs it instead",
+    "makefile": "GNU make reads it before the Makefile, so `make` runs it instead",
+    ".vimrc": "Vim runs it on start in the folder (exrc)", ".nvimrc": "Neovim runs it on start in the folder (exrc)",
+    ".dir-locals-2.el": "Emacs evaluates what it sets on opening a file beneath it",
+    ".devcontainer.json": "editors build and start the container it describes when the folder is opened "
+                          "(https://containers.dev/implementors/spec/)",
+    ".mise": "mise reads its config from it on entering the folder",
+    "mise.*.toml": "mise runs the hooks and sets the environment it names on entering the folder "
+                   "(https://mise.jdx.dev/configuration.html)",
+    ".mise.*.toml": "mise runs the hooks and sets the environment it names on entering the folder",
+    "mise/config.toml": "mise runs the hooks and sets the environment it names on entering the folder",
+    ".config/mise": "mise runs the hooks and sets the environment it names on entering the folder",
+    ".config/mise.toml": "mise runs the hooks and sets the environment it names on entering the folder",
+    ".cursor": "Cursor runs the hooks and servers its settings name", ".gemini": "Gemini CLI runs the hooks and servers its settings name",
+    ".config/fish": "fish runs config.fish and conf.d at every start",
+    ".bash_logout": "bash runs it when a login shell ends",
+    ".config/systemd": "systemd starts the user units in it (https://www.freedesktop.org/software/systemd/man/latest/systemd.unit.html)",
+    ".config/autostart": "the desktop starts what it names at every login (XDG autostart)",
+    ".Rprofile": "R runs it at every start in the folder (https://stat.ethz.ch/R-manual/R-devel/library/base/html/Startup.html)",
+    ".cargo/config.toml": "cargo runs the programs it names (build.rustc-wrapper) at every build "
+                          "(https://doc.rust-lang.org/cargo/reference/config.html)",
+    ".cargo/config": "cargo reads it as .cargo/config.toml",
 }
+_RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
 
-def run_later(relative: str) -> str:
+def run_later(relative: str, *, last_only: bool = False) -> str:
     """The name of RUN_LATER that covers a path relative to the workspace (the path itself or a folder
-    it lies in, compared without case: on a case-insensitive disk .GIT is .git), or ""."""
+    it lies in, compared without case: on a case-insensitive disk .GIT is .git), or "". A name of
+    several parts (.config/git) fits consecutive parts. ``last_only``: only a name that ends at the
+    path's last part, for a walk that judged the folders above it on the way down."""
     parts = relative.lower().split("/")
-    return next((name for name in RUN_LATER for part in parts if fnmatch.fnmatchcase(part, name.lower())), "")
+    for name, pieces in _run_later_parts():
+        ends = [len(parts)] if last_only else range(len(pieces), len(parts) + 1)
+        for end in ends:
+            window = parts[end - len(pieces):end] if end >= len(pieces) else []
+            if window and all(fnmatch.fnmatchcase(part, piece) for part, piece in zip(window, pieces)):
+                return name
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _run_later_parts() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((name, tuple(name.lower().split("/"))) for name in RUN_LATER)
 
 
 def harness_environment() -> list[Path]:
@@ -411,8 +502,9 @@ def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
     environment = set(environment_inside(root)) | set(inside(root, harness_files()))
     found: dict[str, tuple[int, int]] = {}
 
-    def keep(path: Path) -> bool:
-        return path in environment or bool(run_later(str(path.relative_to(root))))
+    def keep(path: Path) -> bool:  # the walk does not go into a kept folder: the entry's own name decides
+        tail = "/".join(path.parts[len(root.parts):][-_RUN_LATER_DEPTH:])
+        return path in environment or bool(run_later(tail, last_only=True))
 
     for path, _ in entries_under(root, skip=keep):
         if keep(path):

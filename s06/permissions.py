@@ -86,9 +86,9 @@ class Rule:
             for path in call.acts_on:
                 if self.covers(call.tool, path):
                     return f"matches {path!r}"
-            for path in call.leads_to if self.decision == "deny" else ():
+            for path in call.leads_to:  # a link's name is judged as the file it leads to, and the reverse
                 if self.covers(call.tool, path):
-                    return f"matches {path!r}, where the link leads"
+                    return f"matches {path!r}, another name for it (as written, or by a link)"
         return ""
 
     def allows(self, tool: str, subject: str) -> bool:
@@ -131,6 +131,15 @@ SECRETS = (
     ".netrc",            # logins for curl, git and ftp (man 5 netrc)
     ".git-credentials",  # git's credential store (https://git-scm.com/docs/git-credential-store)
     ".gnupg",            # GnuPG's private keys
+    ".env~", "#.env#", ".envrc",  # an editor's backup of .env; direnv's file, which holds exported tokens
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "deploy_key", "deploy_key.*",  # a key under a suffix: id_rsa.old
+    ".config/gh",        # hosts.yml: GitHub CLI's token (https://cli.github.com/manual/gh_auth_login)
+    ".pgpass",           # PostgreSQL passwords (https://www.postgresql.org/docs/current/libpq-pgpass.html)
+    ".cargo/credentials.toml", ".cargo/credentials",  # https://doc.rust-lang.org/cargo/reference/config.html#credentials
+    ".streamlit/secrets.toml",  # https://docs.streamlit.io/develop/concepts/connections/secrets-management
+    "credentials.json",  # Google's OAuth client secrets and service account keys, as their guides name them
+    ".terraform.d",      # credentials.tfrc.json: Terraform's API tokens (https://developer.hashicorp.com/terraform/cli/config/config-file)
+    ".yarnrc.yml",       # npmAuthToken (https://yarnpkg.com/configuration/yarnrc)
 )
 
 RULES = [
@@ -155,7 +164,7 @@ class Call:
     tool: str
     risk: str                 # its risk class; a write over an existing file is destructive
     acts_on: list[str]        # the entries it acts on (relative to the workspace); for a command, its text as sh reads it
-    leads_to: list[str] = ()  # where a link it deletes or moves leads: deny rules see that too
+    leads_to: list[str] = ()  # its other names (as written, by a link passed or leading to it): rules see them too
     refused: str = ""         # why nothing may allow it: an empty or overlong command, a hard link of a denied file
     command: course.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
     unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)

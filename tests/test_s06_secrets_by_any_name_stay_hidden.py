@@ -20,7 +20,10 @@ pytestmark = pytest.mark.stage("s06")
 
 SECRET_FILES = [".env.local", ".env.production", "config/.env.staging", "id_rsa", ".ssh/id_ed25519", "certs/server.pem",
                 "tls.key", ".aws/credentials", ".npmrc", ".pypirc", ".netrc", ".docker/config.json",
-                ".git-credentials", ".kube/config", ".config/gcloud/credentials.db", "deploy/secrets/token"]
+                ".git-credentials", ".kube/config", ".config/gcloud/credentials.db", "deploy/secrets/token",
+                ".env~", ".envrc", ".config/gh/hosts.yml", ".pgpass", ".cargo/credentials.toml",
+                ".streamlit/secrets.toml", "id_rsa.old", "keys/deploy_key", "credentials.json",
+                ".terraform.d/credentials.tfrc.json", ".yarnrc.yml"]
 
 
 @pytest.fixture
@@ -83,3 +86,35 @@ def test_ordinary_files_with_similar_names_are_still_read(world):
     (world / "keys.txt").write_text("notes\n")
     for name in ("environment.md", "keys.txt", "memo.md"):
         assert gate().check(world, "read_file", {"path": name}).decision == "allow"
+
+
+@pytest.fixture
+def linked(world):
+    """A dotfile manager's layout: .env and .aws are links to the files that hold the secrets."""
+    (world / ".env").unlink()
+    (world / "dotfiles" / "aws").mkdir(parents=True)
+    (world / "dotfiles" / "env.production").write_text(f"API={ENV_SECRET}\n")
+    (world / "dotfiles" / "aws" / "credentials").write_text(f"aws_secret_access_key = {ENV_SECRET}\n")
+    (world / ".env").symlink_to("dotfiles/env.production")
+    (world / ".aws").symlink_to("dotfiles/aws", target_is_directory=True)
+    return world
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("read_file", {"path": ".env"}), ("read_file", {"path": ".aws/credentials"}),
+    ("read_file", {"path": "dotfiles/env.production"}), ("read_file", {"path": "dotfiles/aws/credentials"}),
+    ("write_file", {"path": ".aws/config", "content": "[default]\ncredential_process = id\n"}),
+    ("write_file", {"path": "dotfiles/aws/config", "content": "[default]\ncredential_process = id\n"})])
+def test_a_secret_behind_a_link_named_like_one_is_denied_by_either_name(linked, tool, arguments):
+    results, requests = play(linked, [(tool, arguments)])
+    assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
+    assert not (linked / "dotfiles" / "aws" / "config").exists()
+    no_secret(requests)
+
+
+def test_search_and_commands_do_not_reach_what_a_secret_named_link_leads_to(linked):
+    results, requests = play(linked, [("search_files", {"text": ENV_SECRET[:-1]})])
+    assert json.loads(results[0]["content"])["output"] == "(no matches)"
+    hidden = {str(path) for path in gate().hidden(linked)}
+    assert {str((linked / "dotfiles" / "aws").resolve()), str((linked / "dotfiles" / "env.production").resolve())} <= hidden
+    no_secret(requests)

@@ -39,7 +39,25 @@ WRITES = {
     "a .git spelled in capitals": ("write_file", {"path": ".GIT/config", "content": FSMONITOR}),
     "a VS Code task run on opening": ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}),
     "a JetBrains run configuration": ("write_file", {"path": ".idea/workspace.xml", "content": "<x/>"}),
-    "a direnv file": ("write_file", {"path": ".envrc", "content": "touch /tmp/x"}),
+    "git's per-user config under .config": ("write_file", {"path": ".config/git/config", "content": FSMONITOR}),
+    "a pdbrc": ("write_file", {"path": ".pdbrc", "content": "import os; os.system('x')\n"}),
+    "a GNUmakefile, read before the Makefile": ("write_file", {"path": "GNUmakefile", "content": "all:\n\tx\n"}),
+    "a lower-case makefile": ("write_file", {"path": "makefile", "content": "all:\n\tx\n"}),
+    "a vimrc": ("write_file", {"path": ".vimrc", "content": "x"}), "a nvimrc": ("write_file", {"path": ".nvimrc", "content": "x"}),
+    "an Emacs dir-locals-2": ("write_file", {"path": ".dir-locals-2.el", "content": "x"}),
+    "a devcontainer.json": ("write_file", {"path": ".devcontainer.json", "content": "{}"}),
+    "a mise.local.toml": ("write_file", {"path": "mise.local.toml", "content": "x"}),
+    "a mise config under .config": ("write_file", {"path": ".config/mise/config.toml", "content": "x"}),
+    "Cursor's config": ("write_file", {"path": ".cursor/hooks.json", "content": "{}"}),
+    "Gemini CLI's settings": ("write_file", {"path": ".gemini/settings.json", "content": "{}"}),
+    "a fish config": ("write_file", {"path": ".config/fish/config.fish", "content": "x"}),
+    "a bash_logout": ("write_file", {"path": ".bash_logout", "content": "x"}),
+    "a systemd user unit": ("write_file", {"path": ".config/systemd/user/x.service", "content": "x"}),
+    "an autostart entry": ("write_file", {"path": ".config/autostart/x.desktop", "content": "x"}),
+    "an lfsconfig": ("write_file", {"path": ".lfsconfig", "content": "x"}),
+    "an hgrc": ("write_file", {"path": ".hgrc", "content": "x"}),
+    "an Rprofile": ("write_file", {"path": ".Rprofile", "content": "x"}),
+    "a cargo config": ("write_file", {"path": ".cargo/config.toml", "content": "x"}),
     "a tool-versions path version": ("write_file", {"path": ".tool-versions", "content": "python path:/tmp/x"}),
     "a pre-commit config": ("write_file", {"path": ".pre-commit-config.yaml", "content": "repos: []"}),
     "a .pth in a site-packages": ("write_file", {"path": "venv/lib/python3.12/site-packages/x.pth",
@@ -48,10 +66,20 @@ WRITES = {
     "a bashrc": ("write_file", {"path": ".bashrc", "content": "x"}),
     "Claude Code's settings": ("write_file", {"path": ".claude/settings.json", "content": "{}"}),
     "a file moved into .git": ("move_file", {"source": "memo.md", "destination": ".git/hooks/pre-commit"}),
-    "a file moved to be .envrc": ("move_file", {"source": "memo.md", "destination": ".envrc"}),
+    "a file moved to be .pdbrc": ("move_file", {"source": "memo.md", "destination": ".pdbrc"}),
     "a .gitmodules deleted": ("delete_file", {"path": ".gitmodules"}),
     "a hook written through a link to .git": ("write_file", {"path": "git-link/hooks/pre-commit", "content": "x"}),
+    "a task written through a .vscode that is a link": ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}),
+    "a pre-commit config written through a dangling link": ("write_file", {"path": ".pre-commit-config.yaml",
+                                                                           "content": "repos: []"}),
+    "the folder a .vscode link leads to, written directly": ("write_file", {"path": "shared/vscode/tasks.json",
+                                                                            "content": "{}"}),
+    "the file a dangling pre-commit link names, written directly": ("write_file", {"path": "tools/pc.yaml",
+                                                                                   "content": "repos: []"}),
 }
+LINKED = {"a task written through a .vscode that is a link", "a pre-commit config written through a dangling link",
+          "the folder a .vscode link leads to, written directly",
+          "the file a dangling pre-commit link names, written directly"}
 
 
 @pytest.fixture
@@ -67,6 +95,10 @@ def repository(world):
 @pytest.mark.parametrize("attack", WRITES)
 def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(repository, attack):
     tool, arguments = WRITES[attack]
+    if attack in LINKED:  # a dotfile manager's layout: the names that run later are links to shared folders
+        (repository / "shared" / "vscode").mkdir(parents=True)
+        (repository / ".vscode").symlink_to("shared/vscode", target_is_directory=True)
+        (repository / ".pre-commit-config.yaml").symlink_to("tools/pc.yaml")  # dangling
     before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     results, _ = play(repository, [(tool, arguments)])
     assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
