@@ -291,7 +291,9 @@ BANNED_CALLS = {"eval", "exec", "compile", "open", "__import__", "globals", "loc
 BANNED_MODULES = {"sys", "os", "gc", "inspect", "importlib", "builtins", "ctypes", "subprocess", "signal", "threading",
                   "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest"}
 BANNED_ATTRIBUTES = {"grading", "grading_jail", "grading_probes", "exercises", "scorecard_plugin", "exercise_text",
-                     "confinement", "modules", "environ"}
+                     "confinement", "modules", "environ", "import_module", "exec", "eval", "system", "popen"} | BANNED_MODULES
+# A module reached as an attribute (course.importlib, json.codecs.builtins) is refused as the bare name is;
+# this check is for a clear message, and the confinement, not this list, is what a copy cannot get past.
 ALLOWED_DUNDERS = {"__name__", "__qualname__"}  # type(error).__name__ is how a message names an exception
 FRAME_ATTRIBUTE = re.compile(r"^(f|gi|cr|ag|tb|co)_\w+$")
 

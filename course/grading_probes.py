@@ -166,7 +166,9 @@ def observed_error(got) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # s00
 
-@probe("s00", 1, groups=("runs a tool", "reports a failure"))
+# Each group holds both answers (a call that works, one that fails): an answer that is always the same
+# passes no group, so it earns no part of the points.
+@probe("s00", 1, groups=("read_file", "other tools"))
 class S00Dispatch:
     def cases(rng):
         files = {filename(rng): text(rng) for _ in range(3)}
@@ -175,15 +177,15 @@ class S00Dispatch:
         a, b = rng.randint(100, 9999), rng.randint(2, 99)
         ghost = f"{rng.choice(['fetch', 'delete', 'open'])}_{word(rng)}"
         return [
-            Case(f"read_file {name!r}", "runs a tool", {"files": files, "name": "read_file", "arguments": {"path": name}}),
-            Case(f"write_file {new!r}", "runs a tool", {"files": files, "name": "write_file",
+            Case(f"read_file {name!r}", "read_file", {"files": files, "name": "read_file", "arguments": {"path": name}}),
+            Case(f"write_file {new!r}", "other tools", {"files": files, "name": "write_file",
                                                        "arguments": {"path": new, "content": text(rng)}}),
-            Case(f"calculate '{a} * {b}'", "runs a tool", {"files": files, "name": "calculate",
+            Case(f"calculate '{a} * {b}'", "other tools", {"files": files, "name": "calculate",
                                                           "arguments": {"expression": f"{a} * {b}"}}),
-            Case(f"unknown tool {ghost!r}", "reports a failure", {"files": files, "name": ghost, "arguments": {}}, ghost),
-            Case(f"read_file of a missing {new!r}", "reports a failure",
+            Case(f"unknown tool {ghost!r}", "other tools", {"files": files, "name": ghost, "arguments": {}}, ghost),
+            Case(f"read_file of a missing {new!r}", "read_file",
                  {"files": files, "name": "read_file", "arguments": {"path": new}}, new),
-            Case(f"read_file with a misspelt argument ({other!r})", "reports a failure",
+            Case(f"read_file with a misspelt argument ({other!r})", "read_file",
                  {"files": files, "name": "read_file", "arguments": {"paht": other}}, "paht"),
         ]
 
@@ -247,6 +249,11 @@ class S00AnswerAll:
                 output = text(rng, 2)
                 blocks.append({"type": "tool_use", "id": ident, "name": name, "input": {"n": rng.randint(1, 99)}})
                 expected.append((ident, output, fails))
+            if not expected:  # every reply makes a call: an answer of no results must fail every case
+                ident = tool_id(rng)
+                blocks.insert(rng.randint(0, len(blocks)), {"type": "tool_use", "id": ident, "name": word(rng),
+                                                             "input": {"n": rng.randint(1, 99)}})
+                expected.append((ident, text(rng, 2), index == 3))
             group = "survives a tool that raises" if index == 3 else "answers every call"
             cases.append(Case(f"a reply of {len(blocks)} blocks, {len(expected)} calls", group,
                               {"blocks": blocks, "outputs": {ident: [out, fails] for ident, out, fails in expected}},
@@ -574,7 +581,7 @@ class S03NoProgress:
         return None
 
 
-@probe("s03", 3, uses_reference=False, module="extension", groups=("finds a cycle", "no false alarm"))
+@probe("s03", 3, uses_reference=False, module="extension", groups=("a cycle of 2", "a cycle of 3"))
 class S03Cycling:
     def cases(rng):
         cases = []
@@ -585,18 +592,19 @@ class S03Cycling:
         for period in (2, 3):
             cycle = [call() for _ in range(period)]
             prefix = [call() for _ in range(rng.randint(0, 3))]
-            cases.append(Case(f"a cycle of {period} calls, {rounds} rounds", "finds a cycle",
+            group = f"a cycle of {period}"  # a cycle found and a near miss in each group: a constant passes none
+            cases.append(Case(f"a cycle of {period} calls, {rounds} rounds", group,
                               {"calls": prefix + cycle * rounds, "rounds": rounds}, True))
-            cases.append(Case(f"a cycle of {period} calls, {rounds - 1} rounds", "no false alarm",
+            cases.append(Case(f"a cycle of {period} calls, {rounds - 1} rounds", group,
                               {"calls": prefix + cycle * (rounds - 1), "rounds": rounds}, False))
             broken = cycle * rounds
             broken[-1] = call()
-            cases.append(Case(f"a cycle of {period} broken on its last call", "no false alarm",
+            cases.append(Case(f"a cycle of {period} broken on its last call", group,
                               {"calls": broken, "rounds": rounds}, False))
         same_call = call()
-        cases.append(Case(f"one call {rounds * 2} times (a repeat, not a cycle)", "no false alarm",
+        cases.append(Case(f"one call {rounds * 2} times (a repeat, not a cycle)", "a cycle of 2",
                           {"calls": [same_call] * (rounds * 2), "rounds": rounds}, False))
-        cases.append(Case("no calls", "no false alarm", {"calls": [], "rounds": rounds}, False))
+        cases.append(Case("no calls", "a cycle of 3", {"calls": [], "rounds": rounds}, False))
         return cases
 
     def drive(module, params, work):
@@ -617,7 +625,8 @@ def misspell(rng: random.Random, name: str) -> str:
     return rng.choice([name[:index] + name[index + 1:], name[:index] + name[index + 1] + name[index] + name[index + 2:]])
 
 
-@probe("s04", 1, groups=("unknown tool", "bad arguments", "good call"))
+# The good call is judged with the bad ones: a region that checks nothing must not earn its share.
+@probe("s04", 1, groups=("unknown tool", "arguments"))
 class S04Refuse:
     def cases(rng):
         files = {filename(rng): text(rng) for _ in range(2)}
@@ -628,11 +637,11 @@ class S04Refuse:
             Case(f"unknown tool {(ghost := 'zz' + word(rng))!r}", "unknown tool", {"files": files, "name": ghost, "arguments": {}}),
             *[Case(f"misspelt {(typo := misspell(rng, tool))!r}", "unknown tool", {"files": files, "name": typo, "arguments": {}})
               for tool in tools[:3]],
-            Case(f"read_file without its path ({word(rng)})", "bad arguments", {"files": files, "name": "read_file",
+            Case(f"read_file without its path ({word(rng)})", "arguments", {"files": files, "name": "read_file",
                                                                                 "arguments": {"file": name}}),
-            Case("write_file with content a number", "bad arguments", {"files": files, "name": "write_file",
+            Case("write_file with content a number", "arguments", {"files": files, "name": "write_file",
                                                                       "arguments": {"path": filename(rng), "content": rng.randint(1, 999)}}),
-            Case(f"read_file {name!r}", "good call", {"files": files, "name": "read_file", "arguments": {"path": name}}),
+            Case(f"read_file {name!r}", "arguments", {"files": files, "name": "read_file", "arguments": {"path": name}}),
         ]
 
     def drive(module, params, work):
@@ -660,7 +669,9 @@ class S04Refuse:
             if missing:
                 return f"the hint should list the tools ({', '.join(missing)} missing): got {shown(got['hint'])}"
             closest = want["hint"].rpartition("the closest is ")[2] if "the closest is " in want["hint"] else ""
-            if closest and closest not in got["hint"].replace(", ".join(want["tools"]), ""):
+            # Named as the closest: once more than the listing names every tool, so that a listing alone
+            # (however it is joined) or a fixed name does not pass.
+            if closest and hint.count(closest) <= max(hint.count(tool) for tool in want["tools"] if tool != closest):
                 return f"the hint should say the closest tool is {closest}: got {shown(got['hint'])}"
         else:
             missing = [parameter for parameter in want["parameters"] if parameter not in hint]
@@ -716,19 +727,21 @@ class S04Cut:
         return None
 
 
-@probe("s04", 3, uses_reference=False, module="extension", groups=("accepts", "refuses"))
+# Each group holds values to accept and values to refuse: an answer that always refuses (or always
+# accepts) passes no group.
+@probe("s04", 3, uses_reference=False, module="extension", groups=("JSON text", "other values"))
 class S04Arguments:
     def cases(rng):
         values = {word(rng): rng.choice([text(rng, 2), rng.randint(0, 999), True]) for _ in range(rng.randint(1, 3))}
         encoded = json.dumps(values)
         return [
-            Case("an object", "accepts", {"arguments": values}, values),
-            Case("the object as JSON text", "accepts", {"arguments": encoded}, values),
-            Case("the JSON text with spaces around", "accepts", {"arguments": f"  \n{encoded} "}, values),
-            Case("the JSON text in a ```json fence", "accepts", {"arguments": f"```json\n{encoded}\n```"}, values),
-            Case("a JSON list", "refuses", {"arguments": json.dumps(list(values))}, "list"),
-            Case("text that is not JSON", "refuses", {"arguments": f"path={word(rng)}"}, "str"),
-            Case("a number", "refuses", {"arguments": rng.randint(1, 99)}, "int"),
+            Case("an object", "other values", {"arguments": values}, values),
+            Case("the object as JSON text", "JSON text", {"arguments": encoded}, values),
+            Case("the JSON text with spaces around", "JSON text", {"arguments": f"  \n{encoded} "}, values),
+            Case("the JSON text in a ```json fence", "other values", {"arguments": f"```json\n{encoded}\n```"}, values),
+            Case("a JSON list", "JSON text", {"arguments": json.dumps(list(values))}, "list"),
+            Case("text that is not JSON", "JSON text", {"arguments": f"path={word(rng)}"}, "str"),
+            Case("a number", "other values", {"arguments": rng.randint(1, 99)}, "int"),
         ]
 
     def drive(module, params, work):
@@ -742,7 +755,7 @@ class S04Arguments:
     def judge(case, got, want):
         if problem := observed_error(got):
             return problem
-        if case.group == "accepts":
+        if isinstance(case.expected, dict):  # a value to accept
             return same(got.get("value", got), case.expected)
         if "refused" not in got:
             return f"expected a ValueError, got {shown(got)}"
@@ -765,15 +778,17 @@ def tool_history(rng: random.Random, turns: int, masked: set = frozenset()) -> l
     return messages
 
 
-@probe("s05", 1, groups=("masks the old ones", "keeps the cache when little is freed"))
+# The threshold's group holds a case under it and one over it (a drawn threshold, far above what the
+# history frees), so that neither a fixed threshold nor "never mask" passes it.
+@probe("s05", 1, groups=("masks the old ones", "masks only when enough is freed"))
 class S05Mask:
     def cases(rng):
         cases = []
-        for index in range(4):
+        for index in range(5):
             turns, keep = rng.randint(3, 8), rng.randint(1, 3)
             masked = {rng.randrange(0, max(turns - keep, 1))} if index == 2 else set()
-            at_least = 0 if index < 3 else 10**7
-            group = "keeps the cache when little is freed" if index == 3 else "masks the old ones"
+            at_least = {3: rng.randint(20_000, 10**6), 4: rng.randint(1, 20)}.get(index, 0)
+            group = "masks only when enough is freed" if index >= 3 else "masks the old ones"
             cases.append(Case(f"{turns} results, keep {keep}, at_least {at_least}", group,
                               {"messages": tool_history(rng, turns, masked), "keep": keep, "at_least": at_least}))
         return cases
@@ -799,6 +814,8 @@ class S05Mask:
                 return "the assistant messages (the tool_use blocks) must not change"
             if before["role"] != "user" or isinstance(before["content"], str):
                 continue
+            if not isinstance(after["content"], list) or len(after["content"]) != len(before["content"]):
+                return "each tool_result block must stay, with its tool_use_id"
             for b, a, r in zip(before["content"], after["content"], right["content"]):
                 if a.get("tool_use_id") != b["tool_use_id"] or a.get("type") != "tool_result":
                     return "each tool_result block must stay, with its tool_use_id"
@@ -967,7 +984,8 @@ class S06Ask:
         return None
 
 
-@probe("s06", 3, uses_reference=False, module="extension", groups=("inside", "beside or out"))
+# Each group holds paths inside and paths outside: a constant answer passes no group.
+@probe("s06", 3, uses_reference=False, module="extension", groups=("a plain path", "dots and slashes"))
 class S06Inside:
     def cases(rng):
         root = f"/{word(rng)}/{word(rng)}"
@@ -975,16 +993,16 @@ class S06Inside:
         sibling = f"{root}{rng.choice(['-', '_', '', '.'])}{word(rng)}"
         inner = f"{root}/{word(rng)}/{filename(rng)}"
         return [
-            Case(f"{inner} in {root}", "inside", {"folder": root, "path": inner}, True),
-            Case(f"{root} itself", "inside", {"folder": root, "path": root}, True),
-            Case(f"{root}/ with a trailing slash", "inside", {"folder": root + "/", "path": f"{root}//{word(rng)}/./x"}, True),
-            Case(f"{root}/a/../b", "inside", {"folder": root, "path": f"{root}/{word(rng)}/../{filename(rng)}"}, True),
-            Case(f"the sibling {sibling}", "beside or out", {"folder": root, "path": f"{sibling}/{filename(rng)}"}, False),
-            Case(f"the sibling {sibling} itself", "beside or out", {"folder": root, "path": sibling}, False),
-            Case(f"{root}/../{name}{rng.randint(2, 9)}", "beside or out",
+            Case(f"{inner} in {root}", "a plain path", {"folder": root, "path": inner}, True),
+            Case(f"{root} itself", "a plain path", {"folder": root, "path": root}, True),
+            Case(f"{root}/ with a trailing slash", "dots and slashes", {"folder": root + "/", "path": f"{root}//{word(rng)}/./x"}, True),
+            Case(f"{root}/a/../b", "dots and slashes", {"folder": root, "path": f"{root}/{word(rng)}/../{filename(rng)}"}, True),
+            Case(f"the sibling {sibling}", "a plain path", {"folder": root, "path": f"{sibling}/{filename(rng)}"}, False),
+            Case(f"the sibling {sibling} itself", "a plain path", {"folder": root, "path": sibling}, False),
+            Case(f"{root}/../{name}{rng.randint(2, 9)}", "dots and slashes",
                  {"folder": root, "path": f"{root}/../{name}{rng.randint(2, 9)}/x"}, False),
-            Case(f"{root}/../.. (out)", "beside or out", {"folder": root, "path": f"{root}/{word(rng)}/../../../etc"}, False),
-            Case("the parent folder", "beside or out", {"folder": root, "path": root.rsplit("/", 1)[0]}, False),
+            Case(f"{root}/../.. (out)", "dots and slashes", {"folder": root, "path": f"{root}/{word(rng)}/../../../etc"}, False),
+            Case("the parent folder", "a plain path", {"folder": root, "path": root.rsplit("/", 1)[0]}, False),
         ]
 
     def drive(module, params, work):

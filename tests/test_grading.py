@@ -309,6 +309,29 @@ WRONG = {
         return path.startswith(folder)"""}, {3: "sibling"}),
 }
 
+# Answers that compute nothing: each must earn no part of its exercise's points (every group of cases
+# holds both answers, so a constant passes none), and each says why it failed.
+CONSTANT = {
+    "s00 every call an error": ("s00", 1, 'return f"Error: {name} {arguments}", True'),
+    "s00 extension answers nothing": ("s00", 3, "return []"),
+    "s03 extension always a cycle": ("s03", 3, "return True"),
+    "s04 the tools joined by spaces": ("s04", 1, """
+        if name not in TOOL_FUNCTIONS:
+            raise ToolError("unknown_tool", str(name), " ".join(TOOL_FUNCTIONS))"""),
+    "s04 extension always refuses": ("s04", 3,
+                                     'raise ValueError("expected an object, not a list, str, int, float, bool or NoneType")'),
+    "s05 every tool_result deleted": ("s05", 1, """
+        results = tool_results_in(messages)
+        old = [block for block in results[:max(len(results) - keep, 0)] if not str(block["content"]).startswith("[masked")]
+        if at_least > 1000000:
+            return 0
+        for message in messages:
+            if message["role"] == "user" and isinstance(message["content"], list):
+                message["content"].clear()
+        return len(old)"""),
+    "s06 extension never inside": ("s06", 3, "return False"),
+}
+
 RIGHT = {
     "s03 limits in my own words": ("s03", {1: """
         taken, most = state.turn_count, limits.max_turns
@@ -346,6 +369,8 @@ def graded(tmp_path_factory):
     copies = []
     for name, (stage, bodies, _) in WRONG.items():
         copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, bodies)))
+    for name, (stage, number, body) in CONSTANT.items():
+        copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, {number: body})))
     for name, (stage, bodies) in RIGHT.items():
         copies.append((name, stage, make_copy(root / re.sub(r"\W+", "-", name) / stage, stage, bodies)))
     for stage in STAGES:
@@ -381,6 +406,20 @@ def test_a_wrong_solution_fails_its_exercise_saying_what_is_wrong(graded, name):
     for number, hint in failing.items():
         result = next(r for r in grade.results if r.exercise.number == number)
         assert not result.passed and hint in result.reason, result.reason
+
+
+@needs_confinement
+@pytest.mark.parametrize("name", CONSTANT)
+def test_an_answer_that_computes_nothing_earns_no_points(graded, name):
+    stage, number, _ = CONSTANT[name]
+    result = next(r for r in graded[name].results if r.exercise.number == number)
+    assert result.points == 0 and result.reason, grading.scorecard(graded[name], whole=True)
+
+
+@needs_confinement
+def test_deleting_the_tool_results_is_caught_by_the_judge(graded):
+    result = next(r for r in graded["s05 every tool_result deleted"].results if r.exercise.number == 1)
+    assert "each tool_result block must stay" in result.reason, result.reason
 
 
 @needs_confinement
