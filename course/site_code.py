@@ -90,7 +90,7 @@ def exercise_table() -> str:
     rows = []
     for path in sorted(ROOT.glob("s[0-9][0-9]/agent.py")):
         stage = path.parent.name
-        chapters = sorted((ROOT / "docs").glob(f"{stage}-*.md"))
+        chapters = sorted(page for page in (ROOT / "docs").glob(f"{stage}-*.md") if not page.name.endswith(".ja.md"))
         chapter = f"[{stage}]({chapters[0].name})" if chapters else f"`{stage}`"
         try:
             regions = exercises.stage_regions(stage)

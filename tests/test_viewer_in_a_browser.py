@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -25,9 +26,27 @@ pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium found (make
 def dom_of(url: str, tmp_path) -> str:
     """The page's DOM after its script ran, as headless Chromium dumps it (offline: no proxy, no network)."""
     done = subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(tmp_path)))
+                          capture_output=True, text=True, timeout=120, env=browser_environment(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def browser_environment(tmp_path) -> dict:
+    """Chromium keeps a socket in TMPDIR, whose path must fit a unix socket's 108 bytes: pytest's own
+    folders for a test run by a pytest-xdist worker are longer, so the browser gets a short one."""
+    short = tempfile.mkdtemp(prefix="cr-", dir="/tmp")
+    SHORT_FOLDERS.append(short)
+    return dict(os.environ, HOME=str(tmp_path), TMPDIR=short)
+
+
+SHORT_FOLDERS: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def short_folders_are_removed():
+    yield
+    while SHORT_FOLDERS:
+        shutil.rmtree(SHORT_FOLDERS.pop(), ignore_errors=True)
 
 
 # No request leaves the browser: every one goes to a proxy on a closed local port.
@@ -50,7 +69,7 @@ class Browser:
         self.process = subprocess.Popen(
             [BROWSER, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--remote-debugging-pipe", "about:blank"],
             pass_fds=(3, 4), preexec_fn=on_fds_3_and_4, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env=dict(os.environ, HOME=str(tmp_path)))
+            stderr=subprocess.DEVNULL, env=browser_environment(tmp_path))
         os.close(commands)
         os.close(answers)
         self.unread, self.last_id, self.session = b"", 0, None
