@@ -268,9 +268,10 @@ def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Ite
         except OSError:
             continue
         for child in children:
-            yield Path(child.path), child.is_file(follow_symlinks=False)
-            if child.is_dir(follow_symlinks=False) and not (skip and skip(Path(child.path))):
-                stack.append(Path(child.path))
+            path = folder / child.name  # joined, not parsed again: a path 1,000 names deep costs its parse each time
+            yield path, child.is_file(follow_symlinks=False)
+            if child.is_dir(follow_symlinks=False) and not (skip and skip(path)):
+                stack.append(path)
 
 
 def links_of(path: Path) -> int:
@@ -419,6 +420,9 @@ def run_later(relative: str, *, last_only: bool = False) -> str:
     several parts (.config/git) fits consecutive parts. ``last_only``: only a name that ends at the
     path's last part, for a walk that judged the folders above it on the way down."""
     parts = relative.lower().split("/")
+    if last_only and not _run_later_one_part().match(parts[-1]) and not any(
+            len(pieces) > 1 and fnmatch.fnmatchcase(parts[-1], pieces[-1]) for _, pieces in _run_later_parts()):
+        return ""  # one expression for every name, asked of each entry of a walk: the usual answer, fast
     for name, pieces in _run_later_parts():
         ends = [len(parts)] if last_only else range(len(pieces), len(parts) + 1)
         for end in ends:
@@ -426,6 +430,11 @@ def run_later(relative: str, *, last_only: bool = False) -> str:
             if window and all(fnmatch.fnmatchcase(part, piece) for part, piece in zip(window, pieces)):
                 return name
     return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _run_later_one_part():
+    return _one_expression(tuple(pieces[0] for _, pieces in _run_later_parts() if len(pieces) == 1))
 
 
 @functools.lru_cache(maxsize=1)
