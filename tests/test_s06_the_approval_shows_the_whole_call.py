@@ -109,6 +109,15 @@ def test_every_character_is_shown_and_none_is_obeyed():
     assert width <= 40  # a wide character counts two columns
 
 
+@pytest.mark.parametrize("blank", ["\u3164", "\u115f", "\u1160", "\uffa0", "\u2800", "\u00a0", "\u2003", "\u3000"])
+def test_a_character_drawn_blank_is_shown_as_its_escape(blank):
+    command = f"ls{blank}-la"  # on screen it reads 'ls -la'; the shell sees one word, a program of that name
+    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
+    body = "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+    assert body == f"ls\\u{ord(blank):04x}-la" and blank not in "".join(lines)
+    assert course.approval.visible("a plain space") == "a plain space"
+
+
 @pytest.mark.parametrize("columns, rows", [(80, 24), (120, 50), (40, 80)])
 def test_a_call_fits_on_the_screen_or_is_not_asked(columns, rows):
     for length in range(0, 6000, 250):
