@@ -298,11 +298,18 @@ ALLOWED_DUNDERS = {"__name__", "__qualname__"}  # type(error).__name__ is how a 
 FRAME_ATTRIBUTE = re.compile(r"^(f|gi|cr|ag|tb|co)_\w+$")
 
 
+# Copies are graded on threads, and CPython 3.11 keeps the AST constructor's recursion depth in state the
+# threads share, so two parses at once can fail with "AST constructor recursion depth mismatch" (seen on
+# 3.11.7; https://github.com/python/cpython/issues/106905 is the same message).
+_ONE_PARSE_AT_A_TIME = threading.Lock()
+
+
 def region_problems(body: Body) -> list[str]:
     """What an exercise region may not do, each with its line in the student's file."""
     source = _dedented(body.text)
     try:
-        tree = ast.parse(source)
+        with _ONE_PARSE_AT_A_TIME:
+            tree = ast.parse(source)
     except SyntaxError as error:
         return [f"{body.file}, line {body.first_line + (error.lineno or 1) - 1}: {error.msg}"]
     problems = []
