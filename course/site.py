@@ -120,7 +120,8 @@ from .guard import Runaway
 from .offline import Faults
 from .site_code import STAGE, check_code_includes, declared_changes, exercise_table, folded_diff, stage_diff, stage_file
 from .site_questions import three_questions
-from .site_markdown import PlaceholderError, fenced, inline_html, markdown_table, shortened
+from .site_markdown import (LANGUAGES, PlaceholderError, fenced, inline_html, language, markdown_table, page_language,
+                            say, shortened)
 from .trace import TracePrinter
 from .workspace import prepare_workspace
 
@@ -174,8 +175,15 @@ def stage_module(stage: str):
 
 # ---------------------------------------------------------------- placeholders
 
-def render(kind: str, arguments: str) -> str:
-    """The Markdown that replaces the placeholder ``<!-- KIND ARGUMENTS -->``."""
+def render(kind: str, arguments: str, language: str = "en") -> str:
+    """The Markdown that replaces the placeholder ``<!-- KIND ARGUMENTS -->`` on a page in ``language``
+    ("en", or "ja" for docs/NAME.ja.md): the same figures from the same runs, the words around them in
+    the page's language (the runs are made once per build, whichever language asks first)."""
+    with page_language(language):
+        return rendered(kind, arguments)
+
+
+def rendered(kind: str, arguments: str) -> str:
     if kind == "diff":
         stages = arguments.split()
         if len(stages) != 2:
@@ -410,12 +418,83 @@ def viewed(recording, stage: str, scenario: scenarios.Scenario, cell: ladder.Cel
 
 
 def trace(stage: str, task: str | None, **options) -> str:
-    """The trace of a real run, as ``python sNN/agent.py TASK --model MODEL`` prints it."""
+    """The trace of a real run, as ``python sNN/agent.py TASK --model MODEL`` prints it (on a Japanese
+    page, with the harness's own labels in Japanese: ``labels_in_japanese``)."""
     width = options.pop("shorten", None)
     printed = traced_run(stage, task, **options).printed
+    if language() == "ja":
+        printed = labels_in_japanese(printed)
     if width is None:
         return printed
     return "".join(shortened(line, width) for line in printed.splitlines(keepends=True))
+
+
+# The labels the trace printer (course/trace.py) and the command line's answer lines (course.cli.answer_text)
+# write, as a Japanese page shows them. Only a label is translated: what follows it (the model's text, a
+# tool's output, the stage's explanation of a stop) is shown as it was printed, and a terminal shows the
+# labels in English, as `course run` prints them.
+TRACE_LABELS_JA = (
+    (re.compile(r"^── turn (\d+) · model$"), r"── ターン \1 · モデル"),
+    (re.compile(r"^   ↻ continue: "), "   ↻ 続行: "),
+    (re.compile(r"^■ stop: "), "■ 停止: "),
+    (re.compile(r"^■ guard: "), "■ ガード: "),
+    (re.compile(r"^   ✎ note to the model: "), "   ✎ モデルへのメモ: "),
+    (re.compile(r"^   · tokens: ([\d,]+) uncached \+ ([\d,]+) read from the cache \+ ([\d,]+) written to it in, "
+                r"([\d,]+) out; ([\d,]+) input tokens sent so far$"),
+     r"   · トークン: 入力 \1（キャッシュなし）+ \2（キャッシュから読み込み）+ \3（キャッシュへ書き込み）、出力 \4。"
+     r"ここまでに送った入力トークン \5"),
+    (re.compile(r"^   · resuming run (\S+) after turn (\d+)$"), r"   · 実行 \1 をターン \2 のあとから再開"),
+)
+ANSWER_LINE = re.compile(r"^answer \((?P<reason>[^,]+), (?P<turns>\d+) turns?, (?P<input>\d+) input \+ (?P<output>\d+) "
+                         r"output tokens(?:, and (?P<read>\d+) read from the cache \+ (?P<written>\d+) written to it)?\):$")
+ANSWER_TAIL_JA = (
+    (re.compile(r"^stopped: "), "停止の理由: "),
+    (re.compile(r"^workspace: "), "ワークスペース: "),
+    (re.compile(r"^transcript: (?P<path>.*?)(?: \(go on with --resume (?P<run>\S+)\))?$"), None),
+    (re.compile(r"^error: "), "エラー: "),
+)
+
+
+def labels_in_japanese(printed: str) -> str:
+    """A printed trace with the harness's labels in Japanese: the turn lines, continue, stop, guard and
+    token lines of the trace, then the answer's line and the lines after the answer (stopped, workspace,
+    transcript). The answer's own text, between them, is left as the model wrote it."""
+    lines = printed.split("\n")
+    answer_at = max((number for number, line in enumerate(lines) if ANSWER_LINE.match(line)), default=len(lines))
+    for number in range(answer_at):
+        for pattern, instead in TRACE_LABELS_JA:
+            if pattern.match(lines[number]):
+                lines[number] = pattern.sub(instead, lines[number], count=1)
+                break
+    if answer_at < len(lines):
+        found = ANSWER_LINE.match(lines[answer_at])
+        cached = (f"、うちキャッシュから読み込み {found['read']} + キャッシュへ書き込み {found['written']}"
+                  if found["read"] is not None else "")
+        lines[answer_at] = (f"答え（{found['reason']}、{found['turns']} ターン、入力 {found['input']} + 出力 "
+                            f"{found['output']} トークン{cached}）:")
+        if answer_at + 1 < len(lines) and lines[answer_at + 1] == "(no text)":
+            lines[answer_at + 1] = "（テキストなし）"
+    # The lines after the answer, read from the end: each is one of the tail's labels, until one is not.
+    number = len(lines) - 1
+    while number > answer_at:
+        line = lines[number]
+        if line == "":
+            number -= 1
+            continue
+        for pattern, instead in ANSWER_TAIL_JA:
+            found = pattern.match(line)
+            if not found:
+                continue
+            if instead is None:  # the transcript, and the command that goes on with it
+                going_on = f"（--resume {found['run']} で続きから）" if found["run"] else ""
+                lines[number] = f"トランスクリプト: {found['path']}{going_on}"
+            else:
+                lines[number] = pattern.sub(instead, line, count=1)
+            break
+        else:
+            break
+        number -= 1
+    return "\n".join(lines)
 
 
 def token_table(stage: str, task: str | None, **options) -> str:
@@ -429,7 +508,14 @@ def token_table(stage: str, task: str | None, **options) -> str:
         added = "" if previous is None else f"+{usage.input_tokens - previous:,}"
         rows.append([call, f"{usage.input_tokens:,}", added, f"{billed:,}"])
         previous = usage.input_tokens
-    return markdown_table(["model call", "input tokens", "added since the call before", "input billed so far"], rows)
+    return markdown_table(say_all(("model call", "モデル呼び出し"), ("input tokens", "入力トークン"),
+                                  ("added since the call before", "前の呼び出しからの増分"),
+                                  ("input billed so far", "ここまでに請求された入力")), rows)
+
+
+def say_all(*pairs: tuple[str, str]) -> list[str]:
+    """Each (English, Japanese) pair in the page's language: a table's headers."""
+    return [say(english, japanese) for english, japanese in pairs]
 
 
 def long_run_usages(stage: str, turns: int) -> list:
@@ -459,8 +545,10 @@ def growth_table(stage: str, turn_counts: list[int]) -> str:
                      f"{history:,}", f"{billed / before[0]:.1f}×" if before else "",
                      f"{history / before[1]:.1f}×" if before else ""])
         before = (billed, history)
-    return markdown_table(["turns N", "first call T0", "added per turn t", "input billed", "N·T0 + t·N²/2",
-                           "N·T0", "history", "billed ÷ row above", "history ÷ row above"], rows)
+    return markdown_table(say_all(("turns N", "ターン数 N"), ("first call T0", "最初の呼び出し T0"),
+                                  ("added per turn t", "1 ターンごとの増分 t"), ("input billed", "請求された入力"),
+                                  ("N·T0 + t·N²/2", "N·T0 + t·N²/2"), ("N·T0", "N·T0"), ("history", "履歴"),
+                                  ("billed ÷ row above", "請求 ÷ 上の行"), ("history ÷ row above", "履歴 ÷ 上の行")), rows)
 
 
 def run_comparison(stages: list[str], task: str, options: dict) -> str:
@@ -473,9 +561,10 @@ def run_comparison(stages: list[str], task: str, options: dict) -> str:
         usage = result["usage"]
         rows.append([f"{stage}&nbsp;{viewer.link(run_view_id(stage, task, options), '▶')}", f"`{result['stop_reason']}`",
                      result["turns"], f"{usage['input_tokens']:,}",
-                     f"{usage['output_tokens']:,}", inline_html(result["answer"] or "(no text)")])
-    return markdown_table(["stage", "stop reason", "turns", "input tokens", "output tokens", "answer"], rows,
-                          align="llrrrl")
+                     f"{usage['output_tokens']:,}", inline_html(result["answer"] or say("(no text)", "（テキストなし）"))])
+    return markdown_table(say_all(("stage", "ステージ"), ("stop reason", "停止理由"), ("turns", "ターン"),
+                                  ("input tokens", "入力トークン"), ("output tokens", "出力トークン"), ("answer", "答え")),
+                          rows, align="llrrrl")
 
 
 # ---------------------------------------------------------------- the ladder, its cells and the runs log
@@ -525,18 +614,40 @@ def ladder_part() -> str:
     """The ladder's table, and whether its rule holds (``python -m course ladder`` says the same)."""
     # course.ladder.run_ladder(), cell by cell, so that the chapters' tables reuse these runs.
     rows = [ladder_cell(stage, scenario) for scenario in scenarios.SCENARIOS for stage in ladder.stage_names()]
-    table = with_run_links(ladder.markdown(rows, colour=True).rstrip("\n")) + "\n\n" + ladder.outcome_legend()
+    table = with_run_links(ladder.markdown(rows, colour=True).rstrip("\n"))
+    legend = ladder.outcome_legend()
+    if language() == "ja":
+        table, legend = ladder_words_in_japanese(table), legend.replace("Outcomes: ", "結果: ", 1)
+    table += "\n\n" + legend
     violations = ladder.rule_violations(rows)
     if not violations:
-        return table + ("\n\nThe rule holds: every stage turns at least one scenario of the stage before it "
-                        "into a better outcome, and completes every scenario the stage before it completes.")
-    return table + "\n\n**The rule is broken in this build:**\n\n" + "\n".join(f"- {v}" for v in violations)
+        return table + "\n\n" + say(
+            "The rule holds: every stage turns at least one scenario of the stage before it into a better outcome, "
+            "and completes every scenario the stage before it completes.",
+            "規則は守られています。どのステージも、一つ前のステージのシナリオを少なくとも一つ、よりよい結果に変え、"
+            "一つ前のステージが完了したシナリオはすべて完了しています。")
+    return (table + "\n\n" + say("**The rule is broken in this build:**", "**このビルドでは規則が破られています:**")
+            + "\n\n" + "\n".join(f"- {v}" for v in violations))
+
+
+LADDER_WORDS_JA = ((re.compile(r"^\| scenario \|"), "| シナリオ |"),
+                   (re.compile(r"· (\d+) turns?\b"), r"· \1 ターン"),
+                   (re.compile(r"· (\d+) calls\b"), r"· \1 回呼び出し"))
+
+
+def ladder_words_in_japanese(table: str) -> str:
+    """A table of ladder cells on a Japanese page: its header and the counts in Japanese; the outcome
+    labels (completed, stopped, runaway...) and stop reasons stay as the code names them."""
+    for pattern, instead in LADDER_WORDS_JA:
+        table = pattern.sub(instead, table, count=1 if pattern.pattern.startswith("^") else 0)
+    return table
 
 
 def scenario_table() -> str:
     """The ladder's scenarios: what each row runs and what it shows."""
     rows = [[f"`{s.name}`", f"`{s.model}`", inline_html(s.task), inline_html(s.shows)] for s in scenarios.SCENARIOS]
-    return markdown_table(["scenario", "model", "task", "what it shows"], rows, align="llll")
+    return markdown_table(say_all(("scenario", "シナリオ"), ("model", "モデル"), ("task", "タスク"),
+                                  ("what it shows", "何を示すか")), rows, align="llll")
 
 
 def compare_table(stages: list[str], names: list[str]) -> str:
@@ -547,10 +658,12 @@ def compare_table(stages: list[str], names: list[str]) -> str:
         cells = []
         for stage in stages:
             row = ladder_cell(stage, scenario)
-            cells.append(f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens&nbsp;"
-                         f"{viewer.link(cell_view_id(stage, name), '▶')}")
+            cell = f"{ladder.cell_text(row)} · {row['input_tokens']:,} input tokens"
+            if language() == "ja":
+                cell = ladder_words_in_japanese(f"{ladder.cell_text(row)} · 入力 {row['input_tokens']:,} トークン")
+            cells.append(f"{cell}&nbsp;{viewer.link(cell_view_id(stage, name), '▶')}")
         rows.append([f"`{name}`"] + cells)
-    return markdown_table(["scenario"] + stages, rows, align="l" * (len(stages) + 1))
+    return markdown_table([say("scenario", "シナリオ")] + stages, rows, align="l" * (len(stages) + 1))
 
 
 def stats_report(stage: str) -> str:
@@ -580,7 +693,9 @@ def tool_answer(stage: str, name: str, arguments, options: dict) -> str:
         text, is_error = module.run_tool(workspace, name, arguments)
     text = text.replace(str(workspace), "<workspace>")
     if options.get("tail") and len(text) > options["tail"]:
-        text = f"(the first {len(text) - options['tail']} characters are left out on this page) …{text[-options['tail']:]}"
+        left_out = len(text) - options['tail']
+        text = say(f"(the first {left_out} characters are left out on this page)",
+                   f"（最初の {left_out} 文字はこのページでは省略）") + f" …{text[-options['tail']:]}"
     shown = json.dumps(arguments, ensure_ascii=False)
     return f"→ {name}({shown})\n{'✗' if is_error else '←'} {text}\n"
 
@@ -607,6 +722,17 @@ TEXT_CALL_SAMPLES = (
 )
 
 
+TEXT_CALL_SHAPES_JA = {
+    "raw JSON alone on a line (7b)": "一行に JSON だけ（7b）",
+    "JSON after a sentence of prose (7b)": "文章のあとに JSON（7b）",
+    "JSON over several lines in a fence (1.5b)": "コードフェンスの中で複数行にわたる JSON（1.5b）",
+    "JSON in <tool_call> tags (the chat template's own format)": "<tool_call> タグの中の JSON（チャットテンプレート自身の形式）",
+    "a value that is Python, not JSON (7b)": "値が JSON ではなく Python（7b）",
+    "an example of a call to a tool that does not exist": "存在しないツールの呼び出しの例",
+    "a call whose arguments do not fit the schema": "引数がスキーマに合わない呼び出し",
+}
+
+
 def text_call_table(stage: str) -> str:
     module = stage_module(stage)
     if not hasattr(module, "calls_written_as_text"):
@@ -615,9 +741,11 @@ def text_call_table(stage: str) -> str:
     for shape, text in TEXT_CALL_SAMPLES:
         found = module.calls_written_as_text(text)
         runs = "<br>".join(f"`{name}({json.dumps(arguments, ensure_ascii=False)})`" for name, arguments in found)
-        rows.append([inline_html(shape), f"<code>{inline_html(text.replace(chr(10), ' ⏎ '))}</code>", runs or "nothing"])
-    return markdown_table(["the reply's text", "as the model wrote it (⏎: a new line)", f"{stage} runs"], rows,
-                          align="lll")
+        rows.append([inline_html(say(shape, TEXT_CALL_SHAPES_JA[shape])),
+                     f"<code>{inline_html(text.replace(chr(10), ' ⏎ '))}</code>", runs or say("nothing", "なし")])
+    return markdown_table(say_all(("the reply's text", "返答のテキスト"),
+                                  ("as the model wrote it (⏎: a new line)", "モデルが書いたとおり（⏎ は改行）"),
+                                  (f"{stage} runs", f"{stage} が実行するもの")), rows, align="lll")
 
 
 # ---------------------------------------------------------------- the benchmark and the doctor
@@ -635,11 +763,47 @@ def bench_part(arguments: str) -> str:
     result = once(("bench", turns), lambda: bench.run_token_bench(turns))
     if match["show"] in ("plot", "plot-cached"):
         runs = bench.CACHED_RUNS if match["show"] == "plot-cached" else None
-        image = base64.b64encode(bench.plot_svg(result, runs).encode("utf-8")).decode("ascii")
-        return (f'<img alt="Dollars spent after each call, one line per run" '
-                f'src="data:image/svg+xml;base64,{image}">\n\n')
+        svg = bench.plot_svg(result, runs)
+        if language() == "ja":
+            svg = plot_in_japanese(svg, result, runs)
+        image = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        alt = say("Dollars spent after each call, one line per run", "呼び出しごとの累積料金（ドル）、実行ごとに一本の線")
+        return f'<img alt="{alt}" src="data:image/svg+xml;base64,{image}">\n\n'
     report = [line for line in bench.report(result, markdown=True).splitlines() if not line.startswith("Wall time")]
+    if language() == "ja":
+        report = [bench_header_in_japanese(line) for line in report]
     return "\n".join(report) + "\n\n"
+
+
+BENCH_COLUMNS_JA = {"run": "実行", "completed": "完了", "input tokens": "入力トークン",
+                    "cache writes": "キャッシュ書き込み", "cache reads": "キャッシュ読み込み",
+                    "dollars": "ドル", "peak prompt": "最大のプロンプト"}
+
+
+def bench_header_in_japanese(line: str) -> str:
+    """A line of the benchmark's Markdown report on a Japanese page: the table's header and its yes/no in
+    Japanese (the sentences under it are the benchmark's own, course/bench.py)."""
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else None
+    if cells == list(bench.COLUMNS):
+        return "| " + " | ".join(BENCH_COLUMNS_JA.get(cell, cell) for cell in cells) + " |"
+    if cells and len(cells) == len(bench.COLUMNS) and cells[1] in ("yes", "no"):
+        cells[1] = {"yes": "はい", "no": "いいえ"}[cells[1]]
+        return "| " + " | ".join(cells) + " |"
+    return line
+
+
+def plot_in_japanese(svg: str, result: dict, runs) -> str:
+    """The benchmark's plot with its title and axis labels in Japanese: the same points, the same lines."""
+    which = "" if runs is None else ", the runs with caching"
+    words = {f"Dollars spent over a {result['turns']}-turn task{which}":
+             f"{result['turns']} ターンのタスクで使った料金（ドル）{'、キャッシュありの実行' if runs else ''}",
+             "model call (one a turn)": "モデル呼び出し（1 ターンに 1 回）",
+             "cumulative dollars": "累積料金（ドル）"}
+    for english, japanese in words.items():
+        if f">{english}<" not in svg:
+            raise PlaceholderError(f"the benchmark's plot has no label {english!r} to put in Japanese")
+        svg = svg.replace(f">{english}<", f">{japanese}<")
+    return svg
 
 
 def doctor_part(arguments: str) -> str:
@@ -653,4 +817,5 @@ def doctor_part(arguments: str) -> str:
     marks = {True: "ok", False: "**!!**", None: ""}
     rows = [[check.name] + [f"{marks[d.checks[row].good]} {d.checks[row].value}".strip() for d in diagnoses]
             for row, check in enumerate(diagnoses[0].checks)]
-    return markdown_table(["check"] + [f"`{model}`" for model in models], rows, align="l" * (len(models) + 1)) + "\n\n"
+    return markdown_table([say("check", "チェック")] + [f"`{model}`" for model in models], rows,
+                          align="l" * (len(models) + 1)) + "\n\n"

@@ -4,10 +4,38 @@ cell, folded blocks; and the error a placeholder raises when it cannot be honour
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import html
 import re
 
 from .models import CourseError
+
+# The language of the page a part is rendered for: "en", or "ja" for a page docs/NAME.ja.md. Only the
+# words around the generated figures change with it; the figures come from the same code and runs.
+LANGUAGES = ("en", "ja")
+_language = contextvars.ContextVar("page_language", default="en")
+
+
+@contextlib.contextmanager
+def page_language(language: str):
+    """Render for a page in ``language`` inside the block."""
+    if language not in LANGUAGES:
+        raise CourseError(f"no rendering in language {language!r}: one of {', '.join(LANGUAGES)}")
+    token = _language.set(language)
+    try:
+        yield language
+    finally:
+        _language.reset(token)
+
+
+def language() -> str:
+    return _language.get()
+
+
+def say(english: str, japanese: str) -> str:
+    """The words of a generated part in the page's language; both are given wherever a part is written."""
+    return japanese if _language.get() == "ja" else english
 
 
 class PlaceholderError(CourseError):
@@ -76,4 +104,6 @@ def shortened(line: str, width: int) -> str:
     text = line.rstrip("\n")
     if len(text) <= width:
         return line
-    return f"{text[:width]}… ({len(text) - width} more characters on this line, left out on this page)\n"
+    left_out = len(text) - width
+    return f"{text[:width]}… " + say(f"({left_out} more characters on this line, left out on this page)",
+                                     f"（この行の残り {left_out} 文字はこのページでは省略）") + "\n"

@@ -501,9 +501,16 @@ def title_of(view: dict) -> str:
     return f"{view['stage']} · {view['model']} · {task[:80]}"
 
 
-def page(view: dict, *, linked: str | None = None) -> str:
+NO_SCRIPT = {"en": "This page steps through a recorded run with JavaScript, which is off.",
+             "ja": "このページは記録した実行を JavaScript でたどります。JavaScript がオフになっています。"}
+
+
+def page(view: dict, *, linked: str | None = None, language: str = "en") -> str:
     """One run's page. ``linked``: the folder of viewer.js and viewer.css, relative to the page (the
-    site shares them between its pages); None: both inside the page (a standalone file)."""
+    site shares them between its pages); None: both inside the page (a standalone file). ``language``:
+    the page's ``lang``, which the script's own labels follow ("en" or "ja"); the run is shown as it is."""
+    if language not in NO_SCRIPT:
+        raise CourseError(f"the viewer has no labels in language {language!r}")
     script = asset("viewer.js")
     if linked is None:
         head = f"<style>{asset('viewer.css')}</style>"
@@ -515,11 +522,11 @@ def page(view: dict, *, linked: str | None = None) -> str:
         sources = "script-src 'self'; style-src 'self'"
     # Nothing but the page's own script and style; no request leaves the page (no network, no form).
     policy = f"default-src 'none'; {sources}; img-src data:; base-uri 'none'; form-action 'none'"
-    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    return (f'<!doctype html>\n<html lang="{language}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{html.escape(title_of(view))}</title>\n{head}\n</head>\n<body>\n"
-            f'<noscript>This page steps through a recorded run with JavaScript, which is off.</noscript>\n'
+            f'<noscript>{NO_SCRIPT[language]}</noscript>\n'
             f'<main id="viewer" aria-live="polite"></main>\n'
             f'<script type="application/json" id="run-data">{embedded_json(view)}</script>\n{tail}\n</body>\n</html>\n')
 
@@ -568,6 +575,9 @@ def view_command(which: str, out: str | None = None, open_it: bool = False) -> i
 
 _site_views: dict[str, dict] = {}  # this build's views, by run id (course/site.py registers them)
 SITE_FOLDER = "viewer"  # in the built site: viewer/RUN.html, viewer/viewer.js, viewer/viewer.css
+# The page of a run for the Japanese pages, beside the English one: viewer/RUN.ja.html (the same run, the viewer's
+# labels in Japanese).
+PAGE_SUFFIX = {"en": ".html", "ja": ".ja.html"}
 
 
 def site_run_id(readable: str, key) -> str:
@@ -607,24 +617,32 @@ def write_site(site_dir: str | Path) -> list[Path]:
     (folder / "viewer.css").write_text(asset("viewer.css"), encoding="utf-8")
     written = []
     for run_id, view in _site_views.items():
-        target = folder / f"{run_id}.html"
-        target.write_text(page(view, linked=""), encoding="utf-8")
-        written.append(target)
+        for language, suffix in PAGE_SUFFIX.items():
+            target = folder / f"{run_id}{suffix}"
+            target.write_text(page(view, linked="", language=language), encoding="utf-8")
+            written.append(target)
     return written
 
 
 LINK_SCHEME = "course-run:"  # a page's link to a run, made relative to the page by the docs hook
 
 
-def link(run_id: str, text: str = "▶ Step through this run in the viewer") -> str:
-    """A Markdown link to the run's page in the site's viewer (the hook turns the scheme into a path)."""
-    return f'[{text}]({LINK_SCHEME}{run_id} "step through this run, turn by turn")'
+def link(run_id: str, text: str | None = None) -> str:
+    """A Markdown link to the run's page in the site's viewer (the hook turns the scheme into a path),
+    its words in the language of the page being rendered (course/site_markdown.py)."""
+    from .site_markdown import say
+    if text is None:
+        text = say("▶ Step through this run in the viewer", "▶ この実行をビューアーでたどる")
+    title = say("step through this run, turn by turn", "この実行をターンごとにたどる")
+    return f'[{text}]({LINK_SCHEME}{run_id} "{title}")'
 
 
-def resolve_links(page_html: str, page_url: str) -> str:
-    """The site's ``course-run:ID`` links as paths from the page at ``page_url`` to ``viewer/ID.html``."""
+def resolve_links(page_html: str, page_url: str, language: str = "en") -> str:
+    """The site's ``course-run:ID`` links as paths from the page at ``page_url`` to ``viewer/ID.html``
+    (``viewer/ID.ja.html`` from a Japanese page)."""
     up = "../" * page_url.count("/")
-    return SITE_LINK.sub(lambda found: f'href="{up}{SITE_FOLDER}/{found[1]}.html"', page_html)
+    suffix = PAGE_SUFFIX[language]
+    return SITE_LINK.sub(lambda found: f'href="{up}{SITE_FOLDER}/{found[1]}{suffix}"', page_html)
 
 
 SITE_LINK = re.compile(r'href="' + LINK_SCHEME + r'([a-z0-9-]+)"')

@@ -6,6 +6,8 @@ their options are documented in ``course/site.py``'s docstring; this file only
 * finds the placeholders, each on a line of its own and outside fenced code blocks, and replaces
   each with what ``course.site.render`` makes of it, indented as the placeholder was (so that it
   works inside a content tab or an admonition);
+* renders each page's parts in the page's language: a page ``docs/NAME.ja.md`` gets Japanese words
+  around the same generated figures (``language_of``), and its runs link to the viewer's Japanese pages;
 * checks that every code include of a page names a section that exists (``course.site.check_code_includes``);
 * fails the build, naming the page and the line, for a placeholder that cannot be honoured or a
   renderer that crashes;
@@ -59,12 +61,25 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = site.check_code_includes(markdown)
     except site.PlaceholderError as error:
         raise PluginError(f"{where}:{error.line}: {error}") from None
-    return expand(markdown, where=where)
+    return expand(markdown, where=where, language=language_of(page))
+
+
+def language_of(page) -> str:
+    """The language a page is written in. Its file's name says it (``NAME.ja.md``, the suffix layout of
+    mkdocs-static-i18n), and so does ``page.file.locale``, which the plugin sets from that suffix
+    (mkdocs_static_i18n/suffix.py); the language of the build a page sits in does not: a page that
+    falls back to English in the Japanese build is English. Both must agree."""
+    named = "ja" if page.file.src_uri.endswith(".ja.md") else "en"
+    locale = getattr(page.file, "locale", None)
+    if locale is not None and locale != named:
+        raise PluginError(f"{page.file.src_uri}: its name says {named!r}, mkdocs-static-i18n says {locale!r}")
+    return named
 
 
 def on_page_content(html: str, page, config, files) -> str:
-    # A generated run links to its page in the viewer as course-run:ID; here, as a path from this page.
-    return viewer.resolve_links(html, page.url)
+    # A generated run links to its page in the viewer as course-run:ID; here, as a path from this page,
+    # to the viewer's page in this page's language.
+    return viewer.resolve_links(html, page.url, language=language_of(page))
 
 
 LANGUAGE_SWITCH = re.compile(r'href="/(?P<rest>[^"]*)"(?P<between>[^>]*hreflang=")')
@@ -108,10 +123,16 @@ def vendored_mermaid() -> Path | None:
 
 # ---------------------------------------------------------------- placeholders
 
-def expand(markdown: str, where: str = "<page>") -> str:
+# Said once on a Japanese page, after its first trace: the labels of a trace are translated for the page only.
+TRACE_LABELS_NOTE_JA = ("トレースのラベル（ターン、続行、停止、答えなど）はこのページ用に日本語にしています。"
+                        "端末で `course run` を動かすと、同じ行が英語で表示されます。\n\n")
+
+
+def expand(markdown: str, where: str = "<page>", language: str = "en") -> str:
     """Replace every placeholder line of ``markdown`` that is not inside a fenced code block."""
     out = []
     fence = None
+    noted = False
     for number, line in enumerate(markdown.splitlines(keepends=True), start=1):
         opening = FENCE.match(line)
         if fence is not None:
@@ -127,16 +148,18 @@ def expand(markdown: str, where: str = "<page>") -> str:
         if not match:
             out.append(line)
             continue
-        generated = generate(match["kind"], match["arguments"].strip(), where=f"{where}:{number}")
+        generated = generate(match["kind"], match["arguments"].strip(), where=f"{where}:{number}", language=language)
+        if language == "ja" and match["kind"] == "trace" and not noted:
+            generated, noted = generated + TRACE_LABELS_NOTE_JA, True
         out.append("".join(match["indent"] + generated_line if generated_line.strip() else generated_line
                            for generated_line in generated.splitlines(keepends=True)))
     return "".join(out)
 
 
-def generate(kind: str, arguments: str, where: str = "<page>") -> str:
+def generate(kind: str, arguments: str, where: str = "<page>", language: str = "en") -> str:
     """``course.site.render``, its failure turned into the build's, at ``where`` (page:line)."""
     try:
-        return site.render(kind, arguments)
+        return site.render(kind, arguments, language=language)
     except CourseError as error:  # a placeholder that cannot be honoured: its own words are enough
         raise PluginError(f"{where}: {error}") from None
     except Exception as error:  # a renderer that crashes must fail the build, with its place
