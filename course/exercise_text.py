@@ -10,7 +10,7 @@ Exact wording is asked for only where the wording is the lesson; elsewhere the g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .commands import course_command
 
@@ -20,6 +20,7 @@ class Text:
     where: str              # the function to complete
     what: str               # what to build, in a sentence or two
     contract: tuple         # what the grader checks, one item each
+    ja: "Ja | None" = None  # the same in Japanese, for the Japanese chapter (JAPANESE, below)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Extension:
     what: str
     contract: tuple
     imports: str = "import json\nimport re\n"
+    ja: "Ja | None" = None  # the same in Japanese (EXTENSIONS_JA, below)
 
 
 REBUILD: dict[tuple[str, int], Text] = {
@@ -204,6 +206,248 @@ HINTS = {
 }
 
 
+# ---------------------------------------------------------------- the same texts in Japanese
+
+@dataclass(frozen=True)
+class Ja:
+    """An exercise's text for the Japanese chapter: the title, what to build, every contract item (one for
+    each English item, in the same order) and the hint, if the English has one. The names in backticks
+    and the values the grader compares are the code's, as in the English."""
+
+    title: str
+    what: str
+    contract: tuple
+    hint: str = ""
+
+
+JAPANESE: dict[tuple[str, int], Ja] = {
+    ("s00", 1): Ja("名前でツール呼び出しを振り分ける",
+                   "TOOL_FUNCTIONS からツールを名前で引き、呼び出しの引数を渡して実行します。",
+                   ("(text, is_error) を返します。ツールが動いたときは、ツール自身のテキストと False です。",
+                    "知らないツールは（そのツールの名前を含むテキスト, True）です。例外にはしません。",
+                    "例外を投げたツール（存在しないファイル、受け付けない引数）は（例外のメッセージを含むテキスト, "
+                    "True）です。何も外へ漏らしません。",
+                    "ツールは本当に動きます。write_file の呼び出しはそのファイルを書きます。"),
+                   "`TOOL_FUNCTIONS.get(name)` は、表にない名前に `None` を返します。引数は dict で届くので、"
+                   "`function(workspace, **arguments)` でキーワード引数として渡せます。引数が足りない、または余計な"
+                   "ときは `TypeError` になるので、`except` 節はそれも捕まえる必要があります。捕まえるのは `Exception` "
+                   "で、すべてではありません。Ctrl-C でプログラムが止まるようにしておきます。モデルが読むので、"
+                   "メッセージには例外の型を入れます（`FileNotFoundError: ...`）。"),
+    ("s00", 2): Ja("tool_use に tool_result で答える",
+                   "呼び出しを run_tool で実行し、返ってきたものを、その呼び出しに答えるブロックに包みます。",
+                   ("キーがちょうど type（'tool_result'）、tool_use_id（呼び出しの id）、content（テキスト）、"
+                    "is_error（run_tool が返したフラグ）の四つのものを返します。",),
+                   "ブロックには `call.id`、`call.name`、`call.input` があります。答えは四つのキーを持つただの dict "
+                   "です。`\"type\": \"tool_result\"`、`\"tool_use_id\"`（呼び出しの id。二つを結びつけるのはこれです）、"
+                   "`\"content\"`（テキスト）、`\"is_error\"` です。"),
+    ("s01", 1): Ja("返答の中のツール呼び出しを見つける",
+                   "返答から tool_use ブロックを取り出します。",
+                   ("返答の tool_use ブロックを、その順に、それだけを返します（text ブロックは含めません）。",
+                    "tool_use のない返答では空のリストです。"),
+                   "`reply.content` はブロックのリストで、どのブロックにも `.type` があります（`\"text\"` か "
+                   "`\"tool_use\"`）。順序は保ちます。結果は呼び出しと同じ順に返します。"),
+    ("s01", 2): Ja("ループを閉じる",
+                   "ループを閉じます。モデルに尋ね、記録し、呼び出しを探し、すべての呼び出しを実行し、すべての結果を"
+                   "書き戻します。ツールを求めない返答が来たら止まります。",
+                   ("どの返答も assistant メッセージとして messages に入り、どの呼び出しの結果も次の user メッセージに"
+                    "入ります（API と同じく、オフラインモデルもペアが壊れた履歴を拒みます）。",
+                    "tool_use のない最初の返答で実行は終わります。turns はモデル呼び出しの回数です。",
+                    "answer はその返答のテキスト、stop_reason はその返答の stop_reason です。"),
+                   "s00 の `run()` から始めます。五つの手順は同じです。`while True:` を使い、`tool_calls(reply)` が空"
+                   "になったら `break` で抜けます。呼び出しを調べる前に、返答を `messages` に記録します。一つの返答の"
+                   "結果はすべて一つの user メッセージに入れます。最後の呼び出しも含め、呼び出しのたびに "
+                   "`reply.usage` を足します。そうしないと、最後のトークン数が足りなくなります。"),
+    ("s02", 1): Ja("ループが続く理由を記録する",
+                   "ループが続く理由を記録して、続けます。",
+                   ("state.transition_reason に reason を設定し、state.transitions に一回の呼び出しにつき一度追加します。",
+                    "trace('transition', reason) を呼びます。",
+                    "True を返します。"),
+                   "変わるものが三つ、返すものが一つです。`state.transition_reason` を `\"tool_results_written\"` に"
+                   "し、同じ値を `state.transitions` に追加し、その値で `trace(\"transition\", ...)` を呼びます"
+                   "（これが `↻ continue:` の行を出します）。そして `True` を返します。リストへの追加はフィールドの設定"
+                   "と同じくらい大事です。フィールドは最後の理由しか残さず、テストは並び全体を比べます。"),
+    ("s02", 2): Ja("止まると言うまでターンを続ける",
+                   "止まると言うターンが来るまでターンを続け、進むたびに状態を保存します。",
+                   ("take_turn は False を返すまで呼ばれます。",
+                    "状態は、続くターンのたびに保存され、止まったあとにもう一度保存されます。そのため、"
+                    "トランスクリプトの最後の行に停止理由が入ります。"),
+                   "`while` 文が一つあれば足ります。仕事は `take_turn()` がして、続けるかどうかを返すので、ループの"
+                   "本体にはすることが残りません（`pass`）。どの呼び出しにも同じ `state`、`client`、`model`、"
+                   "`workspace`、`trace` を渡します。実行をターンからターンへ運ぶのは状態です。"),
+    ("s02", 3): Ja("止められた実行が結果なしで残した呼び出しに答える",
+                   "呼び出しの実行中に止められた実行は、その呼び出しに答えてから再開します。呼び出しをもう一度実行"
+                   "することはしません。",
+                   ("最後のメッセージの tool_use ごとに、順に tool_result を一つずつ持つ user メッセージを一つ追加し"
+                    "ます。どれも is_error は True、content は INTERRUPTED です（関数の上の定数。その文言が学ぶ点"
+                    "で、呼び出しが起きたかどうか分からないことをモデルに伝えます）。",
+                    "最後のメッセージに tool_use がなければ course.CourseError を投げます。続けるものがありません。"),
+                   "最後のメッセージの `tool_use` ブロックを集めます。一つもなければ、実行がモデル自身の返答で終わった"
+                   "と言う一行で `course.CourseError` を投げます。あれば、呼び出しごとに一つの `tool_result` を持つ "
+                   "user メッセージを一つ追加します。その `tool_use_id`、content に `INTERRUPTED`、`is_error` を設定し"
+                   "ます。ツールは呼びません。すでにファイルを書いたかもしれないからです。API は、すべての `tool_use` "
+                   "の id に、すぐ次のメッセージで結果を求めます。そうでなければ次のリクエストを拒みます。"),
+    ("s03", 1): Ja("上限を超える前に止まる",
+                   "各呼び出しの前に、ターン上限とトークン予算を調べます。",
+                   ("state.turn_count が limits.max_turns に達したら ('max_turns', 説明) です。",
+                    "入力と出力のトークン（state.usage）の合計が limits.token_budget に達したら ('token_budget', 説明) "
+                    "です。",
+                    "ターン上限を先に調べます。どちらにも達していなければ None です。",
+                    "説明には数字を入れます。使ったターン数と上限、または使ったトークン数と予算です（文言は自由）。",
+                    "上限は実行ごとに違います。どんな値も決め打ちにはできません。"),
+                   "ターン上限は `state.turn_count` と `limits.max_turns` を比べ、予算は `state.usage[\"input_tokens\"]` "
+                   "と `state.usage[\"output_tokens\"]` の合計と `limits.token_budget` を比べます。`>=` を使います。"
+                   "この関数は呼び出しの**前**に動くので、`max_turns=5` の実行は五回呼び出し、六回目の前に止められます。"
+                   "ターン上限を先に調べます。説明には数字（使ったターン数と上限、使ったトークン数と予算）と、上げる"
+                   "ためのオプションを入れます。"),
+    ("s03", 2): Ja("進んでいないことを見つける",
+                   "実行が行き詰まっているかどうかを、履歴から読み取ります。",
+                   ("直近の limits.max_repeats 回の呼び出しが一つの呼び出し（同じ名前、同じ引数）のとき、テキスト"
+                    "（文言は自由）を返します。その呼び出しを名指しします。",
+                    "直近の limits.max_consecutive_errors 個のツール結果がすべて is_error のとき、テキストを返します。"
+                    "数えるのは連続したものだけで、間に成功が一つあれば数え直しです。",
+                    "それ以外は None です。"),
+                   "必要なものはすべて履歴にあります。呼び出しは assistant メッセージの `tool_use` ブロックで、順に"
+                   "並んでいます。それぞれを、名前と `json.dumps(block[\"input\"], sort_keys=True)` の組にします。"
+                   "こうすれば引数の順序は関係ありません。最後の `max_repeats` 組を取ります。ちょうどその数だけあり、"
+                   "その `set()` の要素が一つでなければなりません。エラーについては、`tool_results_in(messages)` が"
+                   "結果を順に返すので、その `is_error` フラグを見ます。呼び出しが上限より少ない履歴に注意します。"
+                   "それはまだ行き詰まっていません。"),
+    ("s04", 1): Ja("知らないツールや誤った引数を拒み、呼び出しの直し方を伝える",
+                   "ツールが動く前に、名前を、次に引数を調べます。",
+                   ("知らない名前は ToolError('unknown_tool', ...) を投げます。その hint はすべてのツールを挙げ、"
+                    "近いものがあれば（difflib）いちばん近いものを名指しします。",
+                    "スキーマが拒む引数は ToolError('invalid_arguments', ...) を投げます。その hint はツールの"
+                    "パラメータを挙げます（course.argument_errors と course.describe_parameters がスキーマを読みます）。",
+                    "正しい呼び出しは動き、その出力が返ります。"),
+                   "`difflib.get_close_matches(name, TOOL_FUNCTIONS, n=1, cutoff=0)` がいちばん近い名前を見つけます。"
+                   "`cutoff=0` なら空の名前にも一つ見つけます。引数については、"
+                   "`course.argument_errors(SCHEMAS[name], arguments)` が文のリストを返し（引数が正しければ空）、"
+                   "`course.describe_parameters(SCHEMAS[name])` がツールの受け取るものを hint 用に一行で説明します。"
+                   "名前を先に調べます。知らないツールには照らし合わせるスキーマがありません。"),
+    ("s04", 2): Ja("長い結果を、残りの見方を伝える目印つきで切る",
+                   "長い結果を小さく保ち、残りの見方を伝えます。",
+                   ("MAX_RESULT_CHARS 文字以下の出力はそのまま返ります。",
+                    "それより長いものは、ちょうど最初の MAX_RESULT_CHARS 文字を残し、そのあとに一行の目印を付けます。"
+                    "目印は、見せなかった文字数と全体の文字数を伝えます（文言は自由）。",
+                    "read_file では、目印が続きを読むオフセット（呼び出しのオフセット + MAX_RESULT_CHARS）を伝えます。"
+                    "ほかのツールでは、求める量を減らすように伝えます。"),
+                   "`read_file` の続きは、より大きな `offset` でのもう一回の呼び出しです。この呼び出しが使ったもの"
+                   "（`arguments.get(\"offset\", 0)`）に、見せた文字数を足します。ほかのツールの続きは、もっと狭い"
+                   "リクエストです。目印はファイルの中身と取り違えられないよう、括弧に入れて一行にします。"),
+    ("s05", 1): Ja("古いツール結果をまとめてマスクし、ペアはすべて保つ",
+                   "最後の keep 個を除くツール結果を一度にまとめてマスクするか、一つもマスクしません。",
+                   ("最後の keep 個を除くどの結果も、まだマスクされていなければ、もっと短いテキストの content に"
+                    "なります。その数を返します。",
+                    "tool_result ブロックはすべて、その tool_use_id とともに残ります。assistant メッセージは変わり"
+                    "ません。",
+                    "古い結果の見積もりトークン（estimate_tokens）が at_least より少ないときは、何も変えずに 0 を"
+                    "返します。キャッシュのほうが価値があります。"),
+                   "`tool_results_in(messages)` は、すでにすべての `tool_result` ブロックを順に返します。それらは履歴"
+                   "の中の dict そのものなので、`block[\"content\"]` への代入は履歴そのものを変えます。呼び出しを名指し"
+                   "するには、まず assistant メッセージから、`tool_use` の id から `tool_use` ブロックへの dict を作り"
+                   "ます。変えるのは `\"content\"` だけです。ブロック、その `tool_use_id`、その `is_error` は保ちます。"
+                   "どのプレースホルダーも同じ目印（`[masked`）で始め、content がすでにそれで始まるブロックは飛ばし"
+                   "ます。`results[:-keep]` には注意します。`keep` が 0 のときと、結果が `keep` より少ないときに誤り"
+                   "ます。マスクするブロックを先に集め、それらの `estimate_tokens(block[\"content\"])` を足し、合計が "
+                   "`at_least` 未満なら、何かを変える前に 0 を返します。"),
+    ("s05", 2): Ja("tool_use と tool_result のペアを壊さずに、古いターンを要約にまとめる",
+                   "最後の KEEP_TURNS 個を除くすべてのターンを、モデルが書く要約にまとめます。",
+                   ("ターンが 2 × KEEP_TURNS 未満なら、False を返し、何も変えません。",
+                    "end_turn で終わらない要約（max_tokens で切れたもの）は何も変えません。False です。",
+                    "それ以外では、履歴は、タスクと要約のテキストを持つ一つの user メッセージと、そのあとに続く最後の "
+                    "KEEP_TURNS 個のターンそのまま（どの tool_use もその tool_result とともに）になります。True を"
+                    "返します。"),
+                   "ターンは assistant メッセージで始まります。その位置を集めます。それが `2 * KEEP_TURNS` 個より"
+                   "少なければ `False` を返します。そうでなければ `turn_starts[-KEEP_TURNS]` で切ります。切れ目から"
+                   "あとはすべて残るので、残る部分は、その呼び出しにすぐあとで答えが付いた assistant メッセージで始まり"
+                   "ます。タスクは残します。それは最初のメッセージのテキストで、前の要約があればその "
+                   "`SUMMARY_HEADING` より前です（`str.partition` で分けられます）。`transcript(messages[1:cut])` が"
+                   "古いターンをリクエスト用のテキストにします。リクエストは `client.messages.create(model=..., "
+                   "max_tokens=..., messages=[...])` でツールなしに送り、何よりも先に `reply.usage` を `add_usage` に"
+                   "渡します。`reply.stop_reason` が `\"end_turn\"` でなければ、`False` を返して履歴はそのままにします。"
+                   "リストの中身は `state.messages = ...` ではなく `messages[:] = ...` で置き換えます。"),
+    ("s06", 1): Ja("決める: 拒否、次に確認、次に許可、最後に既定",
+                   "拒否、次に確認、次に許可、最後にリスク区分の既定の順に決めます。",
+                   ("リストのどこかにある deny ルールは何よりも優先します。次に ask ルールです。次に、呼び出しが作用"
+                    "する項目ごとに、人による呼び出し全体の承認、allow ルール、コマンドなら安全リスト、またはその"
+                    "リスク区分の既定です。",
+                    "調べるのは判定の decision と decided_by（'rule'、'person'、'safe list'、'default'）で、文言では"
+                    "ありません。ルールとファイル名は実行ごとに違います。"),
+                   "二つのループを、この順に書きます。`for rule in rules` を `for kind in (\"deny\", \"ask\")` で囲み、"
+                   "最初に合ったもので返します。次に `for subject in call.acts_on` で、項目ごとに許可の判定を取っておき、"
+                   "何も許可しない最初の項目で既定を返します（その既定自体が許可でなければ）。最後に最初の許可の判定を"
+                   "返します。`gate.read_call(workspace, tool, arguments)` で関数を試してください。"),
+    ("s06", 2): Ja("ちょうど一つのことを人に尋ねる",
+                   "ちょうどこの呼び出しを人に尋ねます。",
+                   ("承認する人がいなければ拒否します。decided_by は 'no terminal' です。",
+                    "承認する人には一度だけ、ツールと引数を添えて尋ねます。",
+                    "'allow once' と 'allow always' は許可します（decided_by は 'person'）。'allow always' だけが呼び出し"
+                    "の approval() を gate.approved に加え、decide が同じ呼び出しをまた許可するようにします。",
+                    "それ以外は拒否し、判定の why はその人の理由を伝えます。"),
+                   "承認はパターンではありません。正確な組を保存し、`decide()` に `==` で比べさせます（集合の検索）。"
+                   "コマンドは sh が読むとおりに保存される（`call.acts_on[0]`、読み手がすでに正規化したもの）ので、"
+                   "`\" ls\\n\"` と `\"ls\"` は一つの承認で、`\"ls\\v\"` は別の承認です。"),
+}
+
+EXTENSIONS_JA: dict[str, Ja] = {
+    "s00": Ja("一つの返答のすべてのツール呼び出しに答える",
+              "モデルは一つの返答で複数のツールを求めることがあります。s00 は一つに答えます。すべてに答えてください。",
+              ("content は返答のブロックで、dict です。text ブロックは飛ばします。",
+               "run(name, input) は (text, is_error) を返すか、例外を投げます。",
+               "tool_use ごとに一つのブロックを順に返します。type は 'tool_result'、その tool_use_id、content に"
+               "テキスト、is_error は run が言ったとおりです。",
+               "run が例外を投げたら、その呼び出しのブロックは is_error が True で、content に例外のメッセージが"
+               "入ります。answer_all 自身は例外を投げません。")),
+    "s01": Ja("履歴が答えずに残した呼び出しを見つける",
+              "ループの約束は、どの tool_use にも答えることです。レビューする人が走らせるチェックを書いてください。",
+              ("messages は履歴で、dict です（文字列の content にはブロックがありません）。",
+               "tool_use に答えたことになるのは、そのメッセージのすぐ次の user メッセージにある、その id を持つ "
+               "tool_result だけです（その中では順不同）。",
+               "答えのない id を、呼び出しが行われた順に返します。")),
+    "s02": Ja("トランスクリプトから履歴を組み立て直す",
+              "トランスクリプトの行は、そのメッセージがどこに入るか（'from'）を言います。後のステージが履歴を"
+              "書き換えるからです。resume と同じように組み立て直してください。",
+              ("records はトランスクリプトの行で、順に並び、それぞれ 'from'（位置）と 'messages' を持ちます。",
+               "各行の messages は、履歴のその 'from' から先を置き換えます。",
+               "最後の行のあとの履歴を返します。")),
+    "s03": Ja("呼び出しが輪になって回ったら止める",
+              "no_progress は同じ呼び出しの繰り返しを捕まえます。モデルは二つや三つの呼び出しを永遠に行き来する"
+              "こともあります。それを見つけてください。",
+              ("calls は（名前, JSON テキストの引数）の組で、古いものが先です。",
+               "2 以上のある長さ p について、直近の p × rounds 個の呼び出しが同じ p 個の呼び出しの rounds 回の"
+               "繰り返しで、その p 個がすべて同じ呼び出しではないとき True です。",
+               "それ以外は False です。回数が足りない、最後の一周が崩れている、一つの呼び出しの繰り返し（それは "
+               "no_progress の仕事）、呼び出しがない、のどれもです。")),
+    "s04": Ja("JSON 文字列で送られた引数を受け入れる",
+              "小さなモデルは、ツールの引数を JSON の文字列で、ときにはコードフェンスに入れて送ります。s04 はそれを"
+              "拒みます。代わりに取り戻し、取り戻せないものははっきり拒んでください。",
+              ("dict はそのまま返ります。",
+               "JSON オブジェクトを持つ文字列（前後の空白や、json と書いた Markdown のコードフェンスの中も可）は、"
+               "解析して返ります。",
+               "それ以外は ValueError を投げ、そのメッセージはオブジェクトを期待したことを言い、受け取った型"
+               "（list、str、int など）を名指しします。")),
+    "s05": Ja("履歴がすべてのペアを保っているか調べる",
+              "プルーニングは tool_use と tool_result のペアを決して壊してはいけません。それを証明するチェッカーを"
+              "書いてください。",
+              ("tool_use がペアになっているのは、そのメッセージのすぐ次の user メッセージに、その id を持つ "
+               "tool_result があるときです。",
+               "tool_result がペアになっているのは、そのメッセージのすぐ前の assistant メッセージに、その id を"
+               "持つ tool_use があるときです。",
+               "ペアのないブロック（どちらの種類も）の id を、それぞれ一度ずつ返します。並べ替えは採点側がします。")),
+    "s06": Ja("中と隣を見分ける",
+              "テキストの前方一致で比べるパスのチェックは、/srv/work-evil を /srv/work として通してしまいます。"
+              "この章が扱う CVE の類です。文字列ではなくパスを比べてください。",
+              ("folder と path は絶対 POSIX パスです。ディスクからは何も読みません。",
+               "'.'、'..'、重なったスラッシュと末尾のスラッシュは、先にテキストとして解決します。",
+               "path が folder そのもの、またはその中なら True です。名前の始まりが同じ隣のもの、親、外へ出る "
+               "'..' には False です。")),
+}
+
+# Each text holds its Japanese beside its English (tests/test_site_in_japanese.py requires both for every exercise).
+REBUILD = {key: replace(entry, ja=JAPANESE.get(key)) for key, entry in REBUILD.items()}
+EXTENSIONS = {stage: replace(entry, ja=EXTENSIONS_JA.get(stage)) for stage, entry in EXTENSIONS.items()}
+
+
 def text(stage: str, number: int) -> Text | None:
     return REBUILD.get((stage, number))
 
@@ -224,8 +468,11 @@ def extension_template(stage: str) -> str:
             f"    # <<< exercise {ext.number}\n")
 
 
-def section(stage: str, regions: list) -> str:
-    """The chapter's exercise section, as Markdown: how to get and check a copy, then each exercise."""
+def section(stage: str, regions: list, language: str = "en") -> str:
+    """The chapter's exercise section, as Markdown: how to get and check a copy, then each exercise
+    (``language`` "ja": the Japanese chapter's, from each text's ``ja``)."""
+    if language == "ja":
+        return section_in_japanese(stage, regions)
     command = course_command()
     lines = [
         "Get a copy with the exercises stubbed, and check it as often as you like:",
@@ -255,4 +502,42 @@ def section(stage: str, regions: list) -> str:
                   f"In `extension.py` of your copy, `{ext.signature.removeprefix('def ').removesuffix(':')}`. {ext.what} "
                   "The course does not do this: there is no answer to look up.", "", "The grader checks that:", ""]
         lines += [f"- {item}" for item in ext.contract] + [""]
+    return "\n".join(lines)
+
+
+def section_in_japanese(stage: str, regions: list) -> str:
+    """The exercise section of a Japanese chapter: the same exercises, commands and contracts, in Japanese.
+    The scorecard a check prints stays English (it is the command line's output)."""
+    command = course_command()
+    lines = [
+        "演習の部分を空にしたコピーを作り、何度でもチェックできます。",
+        "",
+        "```bash",
+        f"{command} exercise {stage} my-{stage}      # agent.py と extension.py（演習の部分は空）",
+        f"{command} check {stage} my-{stage}         # スコアカード: 演習ごとのケースと、失敗した理由",
+        "```",
+        "",
+        "書くのは演習の目印の間だけです。それ以外を変えたコピーは、採点が受け付けません。演習は一つずつ、"
+        "ステージのほかの部分はコースが書いたままの状態で採点されます。値はチェックのたびに新しく選ばれます"
+        "（スコアカードが選んだ元の数を表示し、`--seed N` で同じ値をもう一度選べます）。",
+        "",
+    ]
+    for region in regions:
+        entry = REBUILD.get((stage, region.number))
+        if entry is None or entry.ja is None:
+            raise KeyError(f"no Japanese text for {stage} exercise {region.number} in course/exercise_text.py")
+        lines += [f"### 演習 {region.number}: {entry.ja.title}", "",
+                  f"`{stage}/{region.file}` の `{entry.where}` です。{entry.ja.what}", "", "採点で調べること:", ""]
+        lines += [f"- {item}" for item in entry.ja.contract] + [""]
+        if entry.ja.hint:
+            lines += ["??? hint \"ヒント\"", f"    {entry.ja.hint}", ""]
+    ext = EXTENSIONS.get(stage)
+    if ext:
+        if ext.ja is None:
+            raise KeyError(f"no Japanese text for {stage}'s extension in course/exercise_text.py")
+        lines += [f"### 演習 {ext.number}（発展）: {ext.ja.title}", "",
+                  f"コピーの `extension.py` の `{ext.signature.removeprefix('def ').removesuffix(':')}` です。"
+                  f"{ext.ja.what}コースはこれを作らないので、調べて見つかる答えはありません。", "",
+                  "採点で調べること:", ""]
+        lines += [f"- {item}" for item in ext.ja.contract] + [""]
     return "\n".join(lines)

@@ -224,7 +224,7 @@ def rendered(kind: str, arguments: str) -> str:
     if kind == "exercise-section":  # the chapter's exercises, from course/exercise_text.py
         from . import exercise_text, exercises
         stage = one_stage(kind, arguments)
-        return exercise_text.section(stage, exercises.stage_regions(stage)) + "\n"
+        return exercise_text.section(stage, exercises.stage_regions(stage), language()) + "\n"
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
