@@ -8,10 +8,10 @@ import difflib
 import re
 from pathlib import Path
 
-from . import changes, exercises
+from . import changes, exercise_text, exercises
 from .ladder import REPOSITORY as ROOT
 from .models import CourseError
-from .site_markdown import SECTION_MARKER, PlaceholderError, fenced, folded, inline_html, markdown_table
+from .site_markdown import SECTION_MARKER, PlaceholderError, fenced, folded, inline_html, language, markdown_table, say
 
 STAGE = re.compile(r"^s\d\d$")
 
@@ -42,7 +42,8 @@ def folded_diff(old: str, new: str) -> str:
     changed = [line for line in diff.splitlines() if not line.startswith(("+++", "---"))]
     added = sum(line.startswith("+") for line in changed)
     removed = sum(line.startswith("-") for line in changed)
-    title = f"{old}/agent.py → {new}/agent.py: {added} lines added, {removed} removed (click to open)"
+    title = f"{old}/agent.py → {new}/agent.py: " + say(f"{added} lines added, {removed} removed (click to open)",
+                                                      f"{added} 行追加、{removed} 行削除（クリックで開く）")
     return folded(f'??? abstract "{title}"', fenced("diff", diff))
 
 
@@ -51,8 +52,16 @@ def declared_changes(stage: str) -> str:
     row = changes.CHANGES.get(stage)
     if not row:
         raise PlaceholderError(f"expected <!-- changes sNN --> with a stage listed in course/changes.py, got {stage!r}")
+    if language() == "ja":  # the Japanese chapter: each why's Japanese, declared beside it (course/changes.py)
+        japanese = changes.WHY_JA.get(stage, {})
+        rows = [[f"`{name}`", KIND_JA[kind], inline_html(japanese.get(kind, {}).get(name) or why)]
+                for kind in changes.KINDS for name, why in row.get(kind, {}).items()]
+        return markdown_table(["定義", "変更", "理由"], rows, align="lll")
     rows = [[f"`{name}`", kind, inline_html(why)] for kind in changes.KINDS for name, why in row.get(kind, {}).items()]
     return markdown_table(["definition", "change", "why"], rows, align="lll")
+
+
+KIND_JA = {"changed": "変更", "added": "追加", "removed": "削除"}
 
 
 SNIPPET_FENCE = re.compile(
@@ -91,18 +100,24 @@ def exercise_table() -> str:
     for path in sorted(ROOT.glob("s[0-9][0-9]/agent.py")):
         stage = path.parent.name
         chapters = sorted(page for page in (ROOT / "docs").glob(f"{stage}-*.md") if not page.name.endswith(".ja.md"))
+        # The chapter with the stage's exercise section (s02's is s02-loop-state, not s02-in-depth, first by name).
+        chapters.sort(key=lambda page: f"<!-- exercise-section {stage} -->" not in page.read_text(encoding="utf-8"))
         chapter = f"[{stage}]({chapters[0].name})" if chapters else f"`{stage}`"
         try:
             regions = exercises.stage_regions(stage)
         except CourseError as error:
             # What `python -m course exercise` would answer: shown, so that an instructor sees it.
-            rows.append([chapter, "", f"⚠ the exercise markers are refused: {error}", "", ""])
+            rows.append([chapter, "", say("⚠ the exercise markers are refused: ", "⚠ 演習の目印が受け付けられません: ")
+                         + str(error), "", ""])
             continue
         for region in regions:  # a region may live in a module beside agent.py (s06/permissions.py)
             module = path.parent / region.file
             source = module.read_text(encoding="utf-8").splitlines()
             function = next((match["name"] for line in reversed(source[:region.start])
                              if (match := re.match(r"\s*def (?P<name>\w+)", line))), None)
-            rows.append([chapter, region.number, region.title, f"`{function}()`" if function else "",
+            japanese = exercise_text.JAPANESE.get((stage, region.number))
+            title = japanese.title if language() == "ja" and japanese else region.title
+            rows.append([chapter, region.number, title, f"`{function}()`" if function else "",
                          f"`{module.relative_to(ROOT).as_posix()}:{region.start}`"])
-    return markdown_table(["stage", "exercise", "title", "in", "at"], rows, align="lrlll")
+    return markdown_table([say("stage", "ステージ"), say("exercise", "演習"), say("title", "題"), say("in", "関数"),
+                           say("at", "場所")], rows, align="lrlll")
