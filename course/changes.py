@@ -140,13 +140,9 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
     "s06": {
         "changed": {
             "imports": "the support package's command reader, path resolver and confinement, which the gate and the tools use",
-            "other statements": "permissions.py imported both as a package and as a script",
+            "other statements": "permissions.py and tools.py imported both as a package and as a script",
             "STAGE": "the stage's name",
             "TOOLS": "tools that can do harm: delete_file, move_file, run_command",
-            "existing": "the path goes through the one resolver the gate uses too: it must stay inside the workspace; the nearest names never include a file the rules hide",
-            "read_file": "regular files with one name only (a named pipe would block, a hard link may lead out), of at most a mebibyte",
-            "write_file": "the path must stay inside the workspace, and name a regular file with one name",
-            "search_files": "skips links that lead out, and the files the rules deny; reads each file a part at a time",
             "TOOL_FUNCTIONS": "the new tools",
             "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too",
             "call_tool": "the gate decides before a tool runs; a denial goes back to the model with why and what to do instead",
@@ -157,11 +153,19 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
         },
         "added": {
             "permissions.py": "risk classes, rules, one decide() (deny, then ask, then allow, then the default), a person for exactly one thing, the audit log",
+            "tools.py": "the file tools and the calculator, not the chapter's code, and two harmful tools for the gate to stop: delete_file (a link itself, never its target) and move_file (one file, never a folder)",
             "COMMAND_TIMEOUT_S": "how long a command may run",
             "COMMAND_OUTPUT_CAP": "how much of a command's output is kept",
-            "delete_file": "a destructive tool, for the gate to stop; it deletes a link itself, never its target",
-            "move_file": "a destructive tool, for the gate to stop; one file, never a folder",
             "run_command": "a command, confined by the kernel, bounded in time and output",
+        },
+        "removed": {
+            "ToolError": "to tools.py, unchanged: the tools raise it, and call_tool still turns a denial into one",
+            "existing": "to tools.py, through the one resolver the gate uses too: the path must stay inside the workspace; the nearest names never include a file the rules hide",
+            "list_files": "to tools.py, unchanged",
+            "read_file": "to tools.py: regular files with one name only (a named pipe would block, a hard link may lead out), of at most a mebibyte",
+            "write_file": "to tools.py: the path must stay inside the workspace, and name a regular file with one name",
+            "search_files": "to tools.py: skips links that lead out, and the files the rules deny; reads each file a part at a time",
+            "calculate": "to tools.py, unchanged",
         },
     },
 }

@@ -1,15 +1,12 @@
-"""Stage s06: permission gates.
+"""Stage s06: permission gates. The harness, not the model, decides what may run.
 
-What this stage adds: the harness, not the model, decides what may run. Every tool has a risk class
-(read, write, destructive, execute); rules (deny, ask, allow) are checked in one decide(): deny first,
-then ask, then allow, else the risk class's default (permissions.py). "Ask" means a person approves
-exactly one thing, shown exactly; with no terminal, ask means deny. A denial goes back to the model as
-an is_error result that says why and what to do instead; each decision is audited. The decision is
-made on what the support package reads: a command with the shell's own grammar (course.shell_reading),
-a path with the resolver the file tools use too (course.paths). Every command runs confined by the
-kernel (course.confinement); where it cannot be, no command runs without a person.
-The failure it fixes: irreversible actions decided by the model. A system prompt that says "do not
-delete" is no defence ("Building an agent loop yourself"); a gate that reads command text loses to the shell.
+Every tool has a risk class (read, write, destructive, execute); one decide() checks the rules, deny first, then
+ask, then allow, else the class's default (permissions.py). "Ask" puts exactly one thing to a person, shown
+exactly; with no terminal, ask means deny. A denial goes back to the model as an is_error result that says why
+and what to do instead; each decision is audited. The gate decides on what the support package reads: a command
+by the shell's own grammar, a path by the one resolver the file tools (tools.py) open it with. Every command
+runs confined by the kernel; where it cannot be, none runs without a person. The failure it fixes: irreversible
+actions decided by the model; a prompt that says "do not delete" is no defence ("Building an agent loop yourself").
     act:  call ─► valid? ─► gate.check: read the call ─► decide: deny, ask, allow, default ─► a person? ─► audit
                                  └─ a path that leads out, a deny, or an ask with no one to ask ─► is_error: why, instead
 Run it:  .venv/bin/python s06/agent.py "Tidy up the workspace, then write the list of files to report.txt" --model offline-reckless
@@ -35,8 +32,10 @@ import course.shell_reading
 
 if __package__:  # imported: s06.agent, or a student's copy of the stage
     from .permissions import RULES, Gate, ask_on_terminal
+    from .tools import ToolError, calculate, delete_file, list_files, move_file, read_file, search_files, write_file
 else:            # run as a script, python s06/agent.py: its folder is first on sys.path
     from permissions import RULES, Gate, ask_on_terminal
+    from tools import ToolError, calculate, delete_file, list_files, move_file, read_file, search_files, write_file
 # --8<-- [start:constants]
 STAGE = "s06"
 MAX_TOKENS = 1024
@@ -109,84 +108,7 @@ TOOLS = [
 # --8<-- [end:tool-table]
 
 
-# --8<-- [start:tools]
-class ToolError(Exception):
-    """A failure the model can act on: what kind, what happened, and what to do next."""
-
-    def __init__(self, kind: str, message: str, hint: str):
-        super().__init__(message)
-        self.kind, self.message, self.hint = kind, message, hint
-
-
-def existing(workspace: Path, path: str) -> Path:
-    """The path inside the workspace, or a not_found error naming the nearest existing names."""
-    target = course.paths.resolve(workspace, path)  # the one resolver: the gate judges the same entry
-    if target.exists():
-        return target
-    nearest = course.paths.nearest_names(workspace, path)  # never a name the rules hide (.env.production)
-    hint = f"nearest existing names: {', '.join(nearest)}" if nearest else "no similar name; call list_files to see what exists"
-    raise ToolError("not_found", f"path {path!r} does not exist", hint)
-
-
-# Every tool takes the workspace first, then the arguments the model sent, and returns text.
-def list_files(workspace: Path, path: str = ".") -> str:
-    folder = existing(workspace, path)
-    if not folder.is_dir():
-        raise ToolError("not_a_folder", f"{path!r} is a file, not a folder", f"call read_file with path {path!r}")
-    return "\n".join(course.shown(entry.name) + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
-
-
-def read_file(workspace: Path, path: str, offset: int = 0) -> str:
-    file = existing(workspace, path)
-    if file.is_dir():
-        raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
-    course.paths.refuse_odd_file(file, path, most_bytes=course.paths.MAX_READ_BYTES)  # a pipe would block; a link may lead out
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ToolError("not_text", f"{path!r} is not UTF-8 text ({file.stat().st_size} bytes, binary?)",
-                        "only text files can be read; pick another file") from None
-    return text[offset:] if offset else text
-
-
-def write_file(workspace: Path, path: str, content: str) -> str:
-    target = course.paths.resolve(workspace, path)
-    course.paths.refuse_odd_file(target, path)  # a named pipe blocks a writer; a hard link may lead out
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
-    return f"wrote {len(content)} characters to {path}"
-
-
-def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str:
-    """``hidden``: the files a deny rule covers (.env), skipped, links to them too: a yes/no answer
-    about a secret's content, asked often enough, spells the secret out."""
-    root, skipped = workspace.resolve(), [Path(path).resolve() for path in hidden]
-    matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
-               if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
-               and not any(file.resolve().is_relative_to(secret) for secret in skipped)
-               and course.paths.contains(file, text)]  # read a part at a time: a 50 MB file is not loaded whole
-    return "\n".join(matches) or "(no matches)"
-
-
-def delete_file(workspace: Path, path: str) -> str:
-    existing(workspace, path)
-    file = course.paths.entry(workspace, path)  # a link itself, never the file it leads to
-    if not (file.is_symlink() or file.is_file()):
-        raise ToolError("not_a_file", f"{path!r} is not a file", "delete_file removes single files only")
-    file.unlink()
-    return f"deleted {path}"
-
-
-def move_file(workspace: Path, source: str, destination: str) -> str:
-    existing(workspace, source)
-    origin, target = course.paths.entry(workspace, source), course.paths.entry(workspace, destination)
-    if origin.is_dir() and not origin.is_symlink():  # a folder carries files no rule was asked about (.env)
-        raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    origin.replace(target)
-    return f"moved {source} to {destination}"
-
-
+# --8<-- [start:run-command]
 def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> str:
     """Run a command confined by the kernel (course.confinement): the workspace the only folder it may
     write, ``hidden`` (the files a deny rule covers) unreadable, no network, bounded in time and output,
@@ -199,12 +121,7 @@ def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> s
                         "run something quicker, or on fewer files")
     ended = f"\n[{finished.stragglers} process(es) it left running were ended]" if finished.stragglers else ""
     return f"exit code {finished.exit_code}\n{finished.output}{ended}"
-
-
-def calculate(workspace: Path, expression: str) -> str:
-    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
-    return course.calculator(expression)
-# --8<-- [end:tools]
+# --8<-- [end:run-command]
 
 
 # --8<-- [start:dispatcher]
@@ -489,7 +406,7 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
 
 def no_progress(messages: list, limits: Limits) -> str | None:
     """The same call again and again, or failure after failure: read off the history itself."""
-    calls = [(name, json.dumps(arguments, sort_keys=True))
+    calls = [(name, json.dumps(arguments, sort_keys=True, ensure_ascii=False))  # the explanation shows the text as written
              for message in messages if message["role"] == "assistant"
              for name, arguments in calls_made(message)]
     repeated = calls[-limits.max_repeats:]

@@ -1,0 +1,101 @@
+"""s06's tools, not the chapter's code: the chapter is the gate in front of them (agent.py, permissions.py).
+
+What each tool does is s04's (a failure the model can act on; a missing path answered with the nearest
+names), on the support package's one path resolver (course.paths), the one the gate judges a path with:
+a tool opens exactly the entry the gate judged. delete_file and move_file are the harmful tools this stage
+adds for the gate to stop; their risk classes are the chapter's (permissions.RISK). The command tool stays
+in agent.py, beside the limits the model is told of: what it runs is confined by the kernel, which is the
+chapter's last word on what makes the decision trustworthy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import course
+import course.paths
+
+
+# --8<-- [start:tools]
+class ToolError(Exception):
+    """A failure the model can act on: what kind, what happened, and what to do next."""
+
+    def __init__(self, kind: str, message: str, hint: str):
+        super().__init__(message)
+        self.kind, self.message, self.hint = kind, message, hint
+
+
+def existing(workspace: Path, path: str) -> Path:
+    """The path inside the workspace, or a not_found error naming the nearest existing names."""
+    target = course.paths.resolve(workspace, path)  # the one resolver: the gate judges the same entry
+    if target.exists():
+        return target
+    nearest = course.paths.nearest_names(workspace, path)  # never a name the rules hide (.env.production)
+    hint = f"nearest existing names: {', '.join(nearest)}" if nearest else "no similar name; call list_files to see what exists"
+    raise ToolError("not_found", f"path {path!r} does not exist", hint)
+
+
+# Every tool takes the workspace first, then the arguments the model sent, and returns text.
+def list_files(workspace: Path, path: str = ".") -> str:
+    folder = existing(workspace, path)
+    if not folder.is_dir():
+        raise ToolError("not_a_folder", f"{path!r} is a file, not a folder", f"call read_file with path {path!r}")
+    return "\n".join(course.shown(entry.name) + ("/" if entry.is_dir() else "") for entry in sorted(folder.iterdir()))
+
+
+def read_file(workspace: Path, path: str, offset: int = 0) -> str:
+    file = existing(workspace, path)
+    if file.is_dir():
+        raise ToolError("not_a_file", f"{path!r} is a folder", f"call list_files with path {path!r}")
+    course.paths.refuse_odd_file(file, path, most_bytes=course.paths.MAX_READ_BYTES)  # a pipe would block; a link may lead out
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ToolError("not_text", f"{path!r} is not UTF-8 text ({file.stat().st_size} bytes, binary?)",
+                        "only text files can be read; pick another file") from None
+    return text[offset:] if offset else text
+
+
+def write_file(workspace: Path, path: str, content: str) -> str:
+    target = course.paths.resolve(workspace, path)
+    course.paths.refuse_odd_file(target, path)  # a named pipe blocks a writer; a hard link may lead out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    return f"wrote {len(content)} characters to {path}"
+
+
+def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str:
+    """``hidden``: the files a deny rule covers (.env), skipped, links to them too: a yes/no answer
+    about a secret's content, asked often enough, spells the secret out."""
+    root, skipped = workspace.resolve(), [Path(path).resolve() for path in hidden]
+    matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
+               if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
+               and not any(file.resolve().is_relative_to(secret) for secret in skipped)
+               and course.paths.contains(file, text)]  # read a part at a time: a 50 MB file is not loaded whole
+    return "\n".join(matches) or "(no matches)"
+
+
+def delete_file(workspace: Path, path: str) -> str:
+    existing(workspace, path)
+    file = course.paths.entry(workspace, path)  # a link itself, never the file it leads to
+    if not (file.is_symlink() or file.is_file()):
+        raise ToolError("not_a_file", f"{path!r} is not a file", "delete_file removes single files only")
+    file.unlink()
+    return f"deleted {path}"
+
+
+def move_file(workspace: Path, source: str, destination: str) -> str:
+    existing(workspace, source)
+    origin, target = course.paths.entry(workspace, source), course.paths.entry(workspace, destination)
+    if origin.is_dir() and not origin.is_symlink():  # a folder carries files no rule was asked about (.env)
+        raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    origin.replace(target)
+    return f"moved {source} to {destination}"
+
+
+def calculate(workspace: Path, expression: str) -> str:
+    # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
+    return course.calculator(expression)
+# --8<-- [end:tools]
