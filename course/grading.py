@@ -298,10 +298,13 @@ ALLOWED_DUNDERS = {"__name__", "__qualname__"}  # type(error).__name__ is how a 
 FRAME_ATTRIBUTE = re.compile(r"^(f|gi|cr|ag|tb|co)_\w+$")
 
 
-# Copies are graded on threads, and CPython 3.11 keeps the AST constructor's recursion depth in state the
-# threads share, so two parses at once can fail with "AST constructor recursion depth mismatch" (seen on
-# 3.11.7; https://github.com/python/cpython/issues/106905 is the same message).
-_ONE_PARSE_AT_A_TIME = threading.Lock()
+# CPython 3.11 keeps the AST constructor's recursion depth in state every thread shares, so two parses at
+# once can fail with "SystemError: AST constructor recursion depth mismatch" (seen on 3.11.7, where a
+# finalizer run by the garbage collector mid-parse lets another thread parse;
+# https://github.com/python/cpython/issues/106905 is the same message). A lock of the grader's own does
+# not help while course.exercises parses under another, so every parse of the course takes that one lock,
+# and grade_copies parses in the calling thread only, before any copy's exercises go to the threads.
+_ONE_PARSE_AT_A_TIME = exercises._PARSING
 
 
 def region_problems(body: Body) -> list[str]:
@@ -343,7 +346,8 @@ def assemble(stage: str, body: Body | None) -> dict[str, str]:
     if body is None:
         return files
     source = files[body.file]
-    region = next(region for region in exercises.find_regions(source, body.file) if region.number == body.exercise)
+    region = next(region for region in _regions(stage, _versions(stage))
+                  if region.file == body.file and region.number == body.exercise)
     lines = source.splitlines(keepends=True)
     text = body.text if body.text.endswith("\n") else body.text + "\n"
     lines[region.start:region.end - 1] = [text]
@@ -448,21 +452,42 @@ def reference_observations(stage: str, number: int, seed: int, options: Options)
         return _REFERENCE[key]
 
 
-def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Options) -> ExerciseResult:
+@dataclass
+class Prepared:
+    """An exercise of a copy made ready to run: its cases, and the files of its child (or its result, when
+    nothing needs to run). Made in the calling thread, which parses; the threads only run and judge."""
+    exercise: Exercise
+    drawn: list
+    max_points: float
+    files: dict = field(default_factory=dict)
+    result: ExerciseResult | None = None
+
+
+def prepare_exercise(exercise: Exercise, body: Body | None, seed: int, options: Options) -> Prepared:
     max_points = float(options.points.get((exercise.stage, exercise.number), 1.0))
     drawn = draw_cases(exercise.stage, exercise.number, seed, options.extra_tests)
+    ready = Prepared(exercise, drawn, max_points)
     if not drawn:
-        return ExerciseResult(exercise, [], 0.0, max_points, reason="no cases for this exercise (a grader bug)")
-    if body is None:
-        return _all_failed(exercise, drawn, max_points, f"{exercise.file} is not in the copy")
-    if body.is_stub:
-        return _all_failed(exercise, drawn, max_points, "still the stub: write the code between the markers")
-    problems = region_problems(body) if options.check_regions else []
-    if problems:
-        return _all_failed(exercise, drawn, max_points, problems[0])
+        ready.result = ExerciseResult(exercise, [], 0.0, max_points, reason="no cases for this exercise (a grader bug)")
+    elif body is None:
+        ready.result = _all_failed(exercise, drawn, max_points, f"{exercise.file} is not in the copy")
+    elif body.is_stub:
+        ready.result = _all_failed(exercise, drawn, max_points, "still the stub: write the code between the markers")
+    elif problems := (region_problems(body) if options.check_regions else []):
+        ready.result = _all_failed(exercise, drawn, max_points, problems[0])
+    else:
+        ready.files = assemble(exercise.stage, body)
+    return ready
+
+
+def run_and_judge(ready: Prepared, seed: int, options: Options) -> ExerciseResult:
+    """Run a prepared exercise in its confined child and judge what it observed."""
+    if ready.result is not None:
+        return ready.result
+    exercise, drawn = ready.exercise, ready.drawn
     probes = grading_probes.probes_for(exercise.stage, exercise.number, options.extra_tests)
     jobs = [{"exercise": exercise.number, "probe": index, "params": case.params} for index, case in drawn]
-    run = run_child(exercise.stage, assemble(exercise.stage, body), probes[0].module, jobs, options)
+    run = run_child(exercise.stage, ready.files, probes[0].module, jobs, options)
     wants = reference_observations(exercise.stage, exercise.number, seed, options) \
         if any(probe.uses_reference for probe in probes) else {}
     cases = []
@@ -477,17 +502,28 @@ def grade_exercise(exercise: Exercise, body: Body | None, seed: int, options: Op
             except Exception as error:  # an observation of a shape no judge expects is simply wrong
                 reason = f"an answer of an unexpected shape ({type(error).__name__}: {error})"
         cases.append(CaseResult(case.name, case.group, not reason, reason))
-    return _scored(exercise, cases, max_points, run.seconds, run.printed)
+    return _scored(exercise, cases, ready.max_points, run.seconds, run.printed)
 
 
-def _graded_alone(exercise: Exercise, body: Body | None, seed: int, options: Options) -> ExerciseResult:
-    """One exercise of one copy: whatever goes wrong with it fails it, with its reason, and no other copy's grade."""
+def _failed_to_judge(exercise: Exercise, seed: int, options: Options, error: Exception) -> ExerciseResult:
+    """Whatever goes wrong with one exercise of one copy fails it, with its reason, and no other copy's grade."""
+    drawn = draw_cases(exercise.stage, exercise.number, seed, options.extra_tests)
+    return _all_failed(exercise, drawn, float(options.points.get((exercise.stage, exercise.number), 1.0)),
+                       f"the grader could not judge this copy: {type(error).__name__}: {error}")
+
+
+def _prepared_alone(exercise: Exercise, body: Body | None, seed: int, options: Options) -> Prepared:
     try:
-        return grade_exercise(exercise, body, seed, options)
+        return prepare_exercise(exercise, body, seed, options)
     except Exception as error:
-        drawn = draw_cases(exercise.stage, exercise.number, seed, options.extra_tests)
-        return _all_failed(exercise, drawn, float(options.points.get((exercise.stage, exercise.number), 1.0)),
-                           f"the grader could not judge this copy: {type(error).__name__}: {error}")
+        return Prepared(exercise, [], 0.0, result=_failed_to_judge(exercise, seed, options, error))
+
+
+def _judged_alone(ready: Prepared, seed: int, options: Options) -> ExerciseResult:
+    try:
+        return run_and_judge(ready, seed, options)
+    except Exception as error:
+        return _failed_to_judge(ready.exercise, seed, options, error)
 
 
 def _missing(run: ChildRun, position: int, options: Options) -> str:
@@ -558,11 +594,11 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
                                                  f"refused: {error}"))
                 grade.results[-1].printed = detail
             continue
-        for exercise in stage_exercises(stage):
-            tasks.append((grade, exercise, bodies.get(exercise.number)))
+        for exercise in stage_exercises(stage):  # parsed here, in this thread: see _ONE_PARSE_AT_A_TIME
+            tasks.append((grade, _prepared_alone(exercise, bodies.get(exercise.number), seed, options)))
     workers = options.jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = list(pool.map(lambda task: (task[0], _graded_alone(task[1], task[2], seed, options)), tasks))
+        done = list(pool.map(lambda task: (task[0], _judged_alone(task[1], seed, options)), tasks))
     for grade, result in done:
         grade.results.append(result)
     for grade in grades:

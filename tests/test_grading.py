@@ -207,6 +207,41 @@ def test_no_cheat_changes_another_copys_grade(cheats):
     assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith('"""')
 
 
+def parses_that_fail_when_they_overlap(real_parse):
+    """ast.parse as CPython 3.11 behaves under threads: a parse that runs while another is under way may fail
+    with "AST constructor recursion depth mismatch" (https://github.com/python/cpython/issues/106905). The
+    window is widened here so that an overlap, which a loaded machine makes now and then, always shows."""
+    import threading
+    import time
+    running, guard = [], threading.Lock()
+
+    def parse(*args, **kwargs):
+        with guard:
+            overlapping = bool(running)
+            running.append(1)
+        try:
+            time.sleep(0.02)
+            if overlapping or len(running) > 1:
+                raise SystemError("AST constructor recursion depth mismatch (before=36, after=26)")
+            return real_parse(*args, **kwargs)
+        finally:
+            with guard:
+                running.pop()
+    return parse
+
+
+@needs_confinement
+def test_a_copy_gets_the_same_grade_alone_twice_and_beside_others(cheats, monkeypatch):
+    import ast
+    monkeypatch.setattr(ast, "parse", parses_that_fail_when_they_overlap(ast.parse))
+    honest, beside = cheats["honest"], cheats["grades"]["honest"]
+    other = make_copy(honest.parent.parent.parent / "other" / "s03", "s03", solved=(2,))
+    first, again = (grading.grade_copies([("honest", "s03", honest)], grading.Options(seed=SEED))[0] for _ in range(2))
+    together = grading.grade_copies([("honest", "s03", honest), ("other", "s03", other)], grading.Options(seed=SEED))[0]
+    reasons = [(r.exercise.number, r.reason) for grade in (first, again, together) for r in grade.results]
+    assert verdicts(first) == verdicts(again) == verdicts(together) == verdicts(beside) == {1: 1.0, 2: 1.0, 3: 0.0}, reasons
+
+
 @needs_confinement
 def test_the_grading_checkout_is_left_as_it_was(cheats):
     for path, content in cheats["before"].items():

@@ -72,7 +72,7 @@ def test_a_grader_error_on_one_exercise_fails_it_in_one_line(tmp_path, monkeypat
 
     def broken(*_):
         raise RecursionError("maximum recursion depth exceeded")
-    monkeypatch.setattr(grading, "grade_exercise", broken)
+    monkeypatch.setattr(grading, "run_and_judge", broken)
     grade = grading.grade_copies([("ana", "s03", copy)], grading.Options(seed=1))[0]
     assert grade.points == 0
     assert all("RecursionError" in result.reason and "\n" not in result.reason for result in grade.results)
