@@ -376,13 +376,13 @@ def limit_reached(state: LoopState, limits: Limits) -> tuple[StopReason, str] | 
 
 def no_progress(messages: list, limits: Limits) -> str | None:
     """The same call again and again, or failure after failure: read off the history itself."""
-    calls = [(name, json.dumps(arguments, sort_keys=True))
+    calls = [(name, json.dumps(arguments, sort_keys=True, ensure_ascii=False))  # the explanation shows the text as written
              for message in messages if message["role"] == "assistant"
              for name, arguments in calls_made(message)]
     repeated = calls[-limits.max_repeats:]
     if len(repeated) == limits.max_repeats and len(set(repeated)) == 1:
         name, arguments = repeated[0]
-        return f"no progress: {name}({arguments}) called {limits.max_repeats} times in a row"
+        return f"no progress: {name}({course.escape_terminal_controls(arguments)}) called {limits.max_repeats} times in a row"
     failed = [block.get("is_error", False) for block in tool_results_in(messages)]
     recent = failed[-limits.max_consecutive_errors:]
     if len(recent) == limits.max_consecutive_errors and all(recent):
