@@ -133,6 +133,7 @@ class Subjects:
     leads_to: list[str]   # its other names: as written, by each link passed on the way, by a link that leads to it
     same_file: str        # why one of them is a hidden file under another name (a hard link), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
+    runs_later: str = ""  # why another program runs what it changes, judged by what is on disk (runs_later_by_content)
 
 
 def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Sequence[Path] = ()) -> Subjects:
@@ -140,7 +141,7 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
     before any rule or person sees it); every other name for them, for the rules (``other_names()``);
     and whether one of them is the same file as one of ``hidden`` (same device and inode: `ln .env notes.txt`)."""
     root, acted, leads = workspace.resolve(), [], []
-    links = links_inside(root) if any(key in arguments for key in PATH_ARGUMENTS) else {}
+    links, pointers = _links_and_pointers(root) if any(key in arguments for key in PATH_ARGUMENTS) else ({}, {})
     for key in PATH_ARGUMENTS:
         if key in arguments:
             found = resolve(workspace, str(arguments[key]), follow_link=follow_link)
@@ -153,7 +154,8 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
     same = next((f"{name!r} is the same file as one a deny rule covers (a hard link)" for name in acted + leads
                  if secrets and links_of(root / name) > 1 and inode_of(root / name) in secrets), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
-    return Subjects(acted or [""], leads, same, overwrites)
+    later = next((why for name in acted + leads if (why := runs_later_by_content(root, name, pointers))), "")
+    return Subjects(acted or [""], leads, same, overwrites, later)
 
 
 def other_names(root: Path, written: str, found: Path, links: dict[str, list[str]]) -> list[str]:
@@ -189,13 +191,23 @@ def other_names(root: Path, written: str, found: Path, links: dict[str, list[str
 def links_inside(root: Path) -> dict[str, list[str]]:
     """Every symbolic link in the workspace that leads inside it, as {where it leads: [its names]},
     relative to the workspace: one walk, growing with the number of entries."""
+    return _links_and_pointers(root)[0]
+
+
+def _links_and_pointers(root: Path) -> tuple[dict[str, list[str]], dict[Path, Path]]:
+    """links_inside(), and git_pointers(), in the same walk."""
     found: dict[str, list[str]] = {}
-    for path, _ in entries_under(root):
+    pointers: dict[Path, Path] = {}
+    for path, is_file in entries_under(root):
         if path.is_symlink():
             target = Path(os.path.realpath(path))
             if target.is_relative_to(root) and target != root:
                 found.setdefault(str(target.relative_to(root)), []).append(str(path.relative_to(root)))
-    return found
+        elif is_file and path.name in GIT_POINTERS:
+            named = git_pointer(path)
+            if named is not None:
+                pointers.setdefault(named, path)
+    return found, pointers
 
 
 def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]:
@@ -442,6 +454,109 @@ def _run_later_parts() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((name, tuple(name.lower().split("/"))) for name in RUN_LATER)
 
 
+# ---------------------------------------------------------------- what runs later by what is on disk, whatever its name
+
+# git takes any folder for a repository of its own (a bare one) when it holds a HEAD and, in its common
+# folder (the folder itself, or the one its ``commondir`` file names), objects/ and refs/: setup.c's
+# is_git_directory (https://github.com/git/git/blob/master/setup.c). git also checks what HEAD holds;
+# here any HEAD counts, the stricter reading. Its config and hooks then run at the next git command in
+# it, so a bare repository (`git init --bare repo.git`) is protected like .git, whatever its name; so
+# is a folder a pointer names: a .git file's ``gitdir:`` or a ``commondir``.
+GIT_POINTERS = (".git", "commondir")
+GIT_PIECES = ("head", "objects", "refs", "commondir", "config")  # what makes a folder one, and what git obeys in it
+
+
+def git_directory(folder: Path) -> bool:
+    """Whether git would take ``folder`` for a git directory (setup.c's is_git_directory)."""
+    if not os.path.lexists(folder / "HEAD"):
+        return False
+    common = git_pointer(folder / "commondir") if os.path.isfile(folder / "commondir") else None
+    return os.path.isdir((common or folder) / "objects") and os.path.isdir((common or folder) / "refs")
+
+
+# Python puts the folder of the script it runs, or the current folder for `python -m` and `python -c`,
+# first on sys.path, before the standard library and site-packages
+# (https://docs.python.org/3/library/sys_path_init.html): a json.py there is what `import json` imports.
+# So a module at the top of the workspace, or of a folder of it on the harness's own sys.path, named
+# like a module of the standard library or of the environment, runs in the user's next Python there.
+@functools.lru_cache(maxsize=1)
+def python_module_names() -> frozenset[str]:
+    """The top-level modules Python would import from elsewhere: the standard library's, and those the
+    environment installs (importlib.metadata's packages_distributions(), and site-packages' own).
+    Worked out once: about 500 names."""
+    import importlib.metadata
+    import pkgutil
+    import site
+
+    names = set(sys.stdlib_module_names) | set(importlib.metadata.packages_distributions())
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    names |= {module.name for module in pkgutil.iter_modules([folder for folder in folders if os.path.isdir(folder)])}
+    return frozenset(name for name in names if name.isidentifier())
+
+
+@functools.lru_cache(maxsize=1)
+def _module_suffixes() -> tuple[str, ...]:
+    import importlib.machinery
+
+    return tuple(importlib.machinery.all_suffixes())  # .py, .pyc, and the extension modules' .so names
+
+
+def python_path_folders(root: Path) -> frozenset[Path]:
+    """The folders of the workspace a Python started in it imports from first: the workspace itself,
+    and those of the harness's sys.path that lie inside it."""
+    return frozenset({root, *(Path(os.path.realpath(folder)) for folder in sys.path
+                              if folder and Path(os.path.realpath(folder)).is_relative_to(root))})
+
+
+def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
+    """The module a Python would import from ``path`` instead of its own ("" if none): NAME.py (or .pyc,
+    .so) or NAME/__init__.py in one of ``folders``, with NAME a module of python_module_names()."""
+    name, parent = path.name, path.parent
+    if name.startswith("__init__.") and parent.parent in folders and name[len("__init__"):] in _module_suffixes():
+        name, parent = parent.name + name[8:], parent.parent
+    if parent not in folders:
+        return ""
+    stem = next((name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), "")
+    return stem if stem in python_module_names() else ""
+
+
+def runs_later_by_content(workspace: Path, relative: str, pointers: dict[Path, Path] | None = None) -> str:
+    """Why what a file tool writes at ``relative`` runs later, judged by what is on disk, not by its name
+    ("" if it does not): it lies in a folder git takes for a repository, or that a pointer names; it is
+    the piece that would make a folder holding a HEAD one; it is a module Python imports before its own.
+    Judged at each write: the HEAD of a repository made one piece at a time is a RUN_LATER name, and
+    every other piece beside a HEAD asks, in whatever order they come. ``pointers``: git_pointers()."""
+    root = Path(os.path.realpath(workspace))
+    path = root / relative
+    if relative in ("", "."):
+        return ""
+    module = shadowed_module(path, python_path_folders(root))
+    if module:
+        return (f"{relative!r} would be what Python imports as {module!r} in the workspace, before its own "
+                "(the folder a script runs from comes first on sys.path)")
+    pointers = git_pointers(root) if pointers is None else pointers
+    parts = Path(relative).parts
+    for depth in range(len(parts)):
+        folder = root.joinpath(*parts[:depth])
+        shown_folder = "/".join(parts[:depth]) or "the workspace"
+        if folder in pointers:
+            return (f"{shown_folder!r} is a git directory: {str(pointers[folder].relative_to(root))!r} names it, "
+                    "and git takes its config and runs its hooks")
+        if git_directory(folder):
+            return (f"{shown_folder!r} is a folder git takes for a repository (it holds HEAD, objects/ and refs/): "
+                    "git takes its config and runs its hooks at the next git command in it")
+        if parts[depth].lower() in GIT_PIECES and os.path.lexists(folder / "HEAD"):
+            return (f"{shown_folder!r} holds a HEAD: with {parts[depth]!r} beside it, git takes it for a repository "
+                    "and runs what its config names")
+    return ""
+
+
+def git_pointers(root: Path) -> dict[Path, Path]:
+    """Every folder a pointer in the workspace names, as {folder: the pointer}: a .git file's gitdir: and a
+    commondir's path, resolved. One walk."""
+    return _links_and_pointers(root)[1]
+
+
 def harness_environment() -> list[Path]:
     """The Python that runs the harness, which the model may never change, wherever it is: its prefixes
     (the virtual environment and the interpreter it was made from, with their site-packages, where a
@@ -505,36 +620,66 @@ def harness_problem(workspace: Path, names: Sequence[str], writes: bool) -> str:
 def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
     """Every entry inside the workspace that must stay as it is while a command runs, as {path: (device,
     inode)} (links not followed): each one RUN_LATER names, at any depth (not looked into: it is kept
-    whole), the harness's environment and its own files where they lie inside the workspace, and a
-    .git file's gitdir when it lies inside (a worktree's pointer)."""
+    whole), the harness's environment and its own files where they lie inside the workspace, each
+    folder git takes for a repository and each folder a pointer names (a .git file's gitdir, a
+    commondir), the pieces beside a HEAD that make its folder one (objects, refs, commondir, config),
+    and each module at the top of the workspace that Python would import instead of its own."""
+    return _protected(workspace)[0]
+
+
+def _protected(workspace: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
+    """protected_entries(), and which of them are kept for what they hold rather than for their name
+    (a folder git takes for a repository, a folder a pointer names): such a folder may hold the user's
+    own files, so the sweep after a command removes only the pieces it made in it, never the folder."""
     root = Path(os.path.realpath(workspace))
     environment = set(environment_inside(root)) | set(inside(root, harness_files()))
+    python_folders = python_path_folders(root)
     found: dict[str, tuple[int, int]] = {}
+    by_content: set[str] = set()
 
-    def keep(path: Path) -> bool:  # the walk does not go into a kept folder: the entry's own name decides
+    def point(pointer: Path) -> None:
+        named = git_pointer(pointer)
+        if named is not None and named != root and named.is_relative_to(root) and os.path.lexists(named):
+            found[str(named)] = identity(named)
+            by_content.add(str(named))
+
+    # The walk does not go into a kept folder (it is kept whole); git_directory() costs one lstat a folder.
+    for path, is_file in entries_under(root, skip=lambda path: str(path) in found):
         tail = "/".join(path.parts[len(root.parts):][-_RUN_LATER_DEPTH:])
-        return path in environment or bool(run_later(tail, last_only=True))
-
-    for path, _ in entries_under(root, skip=keep):
-        if keep(path):
+        if path in environment or run_later(tail, last_only=True):
             found[str(path)] = identity(path)
-            if path.name == ".git" and path.is_file() and not path.is_symlink():
-                gitdir = git_pointer(path)
-                if gitdir and gitdir != root and gitdir.is_relative_to(root):
-                    found[str(gitdir)] = identity(gitdir)
+            if path.name == ".git" and is_file:
+                point(path)
+        elif not is_file and git_directory(path):
+            found[str(path)] = identity(path)
+            by_content.add(str(path))
+            for piece in ("HEAD", "objects", "refs", "commondir", "config"):
+                if os.path.lexists(path / piece):
+                    found[str(path / piece)] = identity(path / piece)
+            if os.path.isfile(path / "commondir"):
+                point(path / "commondir")
+        elif path.name.lower() in GIT_PIECES and os.path.lexists(path.parent / "HEAD"):
+            found[str(path)] = identity(path)  # beside a HEAD: the piece that would make its folder a repository
+        elif is_file and path.name == "commondir":
+            point(path)
+        elif shadowed_module(path, python_folders):
+            found[str(path)] = identity(path)
     for folder in environment:
         if os.path.lexists(folder):
             found[str(folder)] = identity(folder)
-    return found
+    return found, by_content
 
 
 def git_pointer(path: Path) -> Path | None:
-    """Where a .git file (``gitdir: PATH``, a worktree's or a submodule's) points, resolved; None if it does not."""
+    """Where a .git file (``gitdir: PATH``, a worktree's or a submodule's) or a git directory's
+    ``commondir`` (a plain path, whose config and hooks git uses) points, resolved; None if it does not."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:4096]
+        with open(path, encoding="utf-8", errors="replace") as opened:
+            line = opened.read(4096).partition("\n")[0]
     except OSError:
         return None
-    line = text.partition("\n")[0]
+    if path.name == "commondir":
+        return Path(os.path.realpath(path.parent / line.strip())) if line.strip() else None
     if not line.startswith("gitdir:"):
         return None
     return Path(os.path.realpath(path.parent / line.partition(":")[2].strip()))
@@ -563,8 +708,9 @@ def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) ->
     never by its path: `mv sub sub2` moves sub/.git with it, and the user's repository is not new."""
     root = Path(os.path.realpath(workspace))
     removed, known = [], set(before.values())
-    for path, found in protected_entries(workspace).items():
-        if found in known:  # there before, perhaps under another name: a folder above it was renamed
+    entries, by_content = _protected(workspace)
+    for path, found in entries.items():
+        if found in known or path in by_content:  # there before, perhaps renamed; or a folder kept for its pieces
             continue
         entry = Path(path)
         if entry.is_dir() and not entry.is_symlink():

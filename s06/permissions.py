@@ -41,6 +41,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
     "execute": "use the file tools (list_files, read_file, search_files) or a plain command of the safe list "
                f"({course.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
+RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.paths finds runs later, whatever its name
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
 CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
 # --8<-- [end:risk]
@@ -82,6 +83,8 @@ class Rule:
             for word, paths in call.command.paths:
                 if any(self.covers(call.tool, path) for path in paths):
                     return f"covers the path {word!r}"
+        elif self.pattern == RUNS_LATER:
+            return call.runs_later if self.fits(call.tool) else ""
         else:
             for path in call.acts_on:
                 if self.covers(call.tool, path):
@@ -151,6 +154,9 @@ RULES = [
     # files: course.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
     *(Rule("ask", "|".join(CHANGES), pattern, f"{name}: {why}; what is written there runs later, outside every "
            "confinement") for name, why in course.paths.RUN_LATER.items() for pattern in anywhere(name)),
+    # And what runs later whatever its name, as the support package finds it on disk: a folder git takes
+    # for a repository (repo.git), a json.py at the top of the workspace, which `import json` imports there.
+    Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there runs later, outside every confinement"),
 ]
 # --8<-- [end:default-rules]
 # --8<-- [end:rules]
@@ -169,6 +175,7 @@ class Call:
     command: course.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
     unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)
     once_only: str = ""       # why a person's "always" may not cover it ("" when it may)
+    runs_later: str = ""      # why another program runs what it changes, found on disk, whatever its name
 
 
 @dataclass(frozen=True)
@@ -270,7 +277,7 @@ class Gate:
         # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.
         harness = course.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
         refused = harness or found.same_file or course.paths.too_much_to_write(arguments.get("content"))
-        return Call(name, risk, found.acted_on, found.leads_to, refused=refused)
+        return Call(name, risk, found.acted_on, found.leads_to, refused=refused, runs_later=found.runs_later)
     # --8<-- [end:read-call]
 
     # --8<-- [start:person]

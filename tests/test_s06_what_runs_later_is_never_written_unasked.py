@@ -228,3 +228,127 @@ def test_the_course_repository_as_the_workspace_keeps_the_harness_out_of_reach()
     assert "Python environment that runs the harness" in found.refused
     assert course.paths.harness_problem(repository, ["course/paths.py"], writes=True)
     assert not course.paths.harness_problem(repository, ["course/paths.py"], writes=False)  # reading is fine
+
+
+# ---------------------------------------------------------------- what runs later by what is on disk, not by its name
+
+@pytest.fixture
+def bare(world):
+    """A bare repository inside the workspace (what `git init --bare repo.git` makes), and a folder that
+    holds HEAD, objects/ and refs/ under no name git is known by."""
+    for folder in ("repo.git", "odd"):
+        (world / folder / "objects").mkdir(parents=True)
+        (world / folder / "refs" / "heads").mkdir(parents=True)
+        (world / folder / "HEAD").write_text("ref: refs/heads/main\n")
+    (world / "repo.git" / "config").write_text("[core]\n\tbare = true\n")
+    return world
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("write_file", {"path": "repo.git/commondir", "content": "../evil\n"}),
+    ("write_file", {"path": "repo.git/config", "content": FSMONITOR}),
+    ("write_file", {"path": "repo.git/hooks/post-checkout", "content": "touch /tmp/pwned\n"}),
+    ("write_file", {"path": "odd/config", "content": FSMONITOR}),
+    ("move_file", {"source": "memo.md", "destination": "odd/config"}),
+    ("delete_file", {"path": "repo.git/config"}),
+])
+def test_a_folder_git_takes_for_a_repository_is_protected_like_git(bare, tool, arguments):
+    found = verdict(bare, tool, arguments)
+    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+    assert "git takes" in found.why
+
+
+def test_a_folder_a_pointer_names_is_protected_like_git(bare):
+    """git reads the config of the folder a commondir (or a .git file's gitdir:) names, whatever its name."""
+    (bare / "evil").mkdir()
+    (bare / "wt").mkdir()
+    (bare / "repo.git" / "commondir").write_text("../evil\n")
+    (bare / "wt" / ".git").write_text("gitdir: ../elsewhere\n")
+    for path in ("evil/config", "elsewhere/config"):
+        found = verdict(bare, "write_file", {"path": path, "content": FSMONITOR})
+        assert found.decision == "deny" and "names it" in found.why, (path, found.why)
+    assert verdict(bare, "write_file", {"path": "notes/config", "content": "x"}).decision == "allow"
+
+
+@pytest.mark.parametrize("order", [("HEAD", "objects/x", "refs/x", "config"), ("config", "objects/x", "refs/x", "HEAD"),
+                                   ("objects/x", "config", "HEAD", "refs/x"), ("refs/x", "HEAD", "objects/x", "config")])
+def test_a_repository_built_one_piece_at_a_time_is_stopped_at_the_piece_that_makes_it_one(world, order):
+    """Each write is judged when it is made: the piece that would make the folder a repository asks, and
+    so does every write into a folder that is one already; with no person, it never becomes one."""
+    contents = {"HEAD": "ref: refs/heads/main\n", "config": FSMONITOR, "objects/x": "", "refs/x": ""}
+    verdicts = [verdict(world, "write_file", {"path": f"new/{piece}", "content": contents[piece]}) for piece in order]
+    results, _ = play(world, [("write_file", {"path": f"new/{piece}", "content": contents[piece]}) for piece in order])
+    assert any(found.decision == "deny" for found in verdicts)
+    assert not ((world / "new" / "HEAD").exists() and (world / "new" / "objects").is_dir()
+                and (world / "new" / "refs").is_dir()), [result["content"][:80] for result in results]
+
+
+def test_a_folder_that_is_no_repository_is_written_freely(world):
+    (world / "data").mkdir()
+    (world / "data" / "objects").mkdir()  # objects/ and refs/ alone are no repository: git needs a HEAD
+    for path in ("data/config", "data/refs/x", "data/objects/y", "config", "notes/HEAD.md"):
+        assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+
+
+SHADOWING = ["json.py", "os.py", "typing_extensions.py", "json/__init__.py", "pytest.py", "evil.pth", "json.pyc",
+             "anthropic/__init__.py"]
+
+
+@pytest.mark.parametrize("path", SHADOWING)
+def test_a_module_at_the_top_of_the_workspace_named_like_one_python_imports_is_denied_without_a_person(world, path):
+    """`python -m x` or `python script.py` in the workspace imports from the workspace first."""
+    results, _ = play(world, [("write_file", {"path": path, "content": "import os\n"})])
+    message = json.loads(results[0]["content"])["message"]
+    assert results[0]["is_error"] and "runs later, outside every confinement" in message, message
+    assert not (world / path).exists()
+
+
+@pytest.mark.parametrize("path", ["test_foo.py", "main.py", "report.py", "sub/json.py", "tools/os.py", "json.txt",
+                                  "json/data.json", "notes/__init__.py"])
+def test_a_users_own_module_is_written_freely(world, path):
+    assert verdict(world, "write_file", {"path": path, "content": "x = 1\n"}).decision == "allow", path
+
+
+def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
+    names = course.paths.python_module_names()
+    assert {"json", "os", "typing_extensions", "anthropic"} <= names and "test_foo" not in names
+    assert "what Python imports as 'json'" in course.paths.runs_later_by_content(Path(course.SAMPLE), "json.py")
+    assert course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/json.py") == ""
+
+
+@pytest.mark.parametrize("made", [
+    "git init -q --bare repo.git",
+    "mkdir -p odd/objects odd/refs && echo 'ref: refs/heads/main' > odd/HEAD",
+    "echo 'import os' > json.py",
+    "mkdir json && echo 'import os' > json/__init__.py",
+    "echo 'import os' > typing_extensions.py",
+])
+def test_a_repository_or_a_module_a_command_creates_is_removed_when_it_ends(confined, world, made):
+    if made.startswith("git") and not __import__("shutil").which("git"):
+        pytest.skip("git is not installed")
+    before = course.paths.protected_entries(world)
+    finished = run(made + "; echo made", world)
+    assert "made" in finished.output and finished.removed, finished.output
+    assert course.paths.protected_entries(world) == before
+    assert not (world / "json.py").exists() and not (world / "json" / "__init__.py").exists()
+    assert not (world / "odd" / "HEAD").exists() and not (world / "repo.git" / "HEAD").exists()
+    assert (world / "memo.md").exists()
+
+
+def test_a_command_cannot_add_what_makes_a_folder_with_a_head_a_repository(confined, world):
+    """A HEAD the user left (a half-made repository) has its other pieces kept from a command too."""
+    (world / "half").mkdir()
+    (world / "half" / "HEAD").write_text("ref: refs/heads/main\n")
+    (world / "half" / "notes.txt").write_text("mine\n")
+    (world / "half" / "objects").mkdir()
+    finished = run("mkdir half/refs; echo '[core]' > half/config; echo made", world)
+    assert "made" in finished.output
+    assert not (world / "half" / "refs").exists() and not (world / "half" / "config").exists()
+    assert (world / "half" / "notes.txt").read_text() == "mine\n"  # the user's own files stay
+    assert (world / "half" / "HEAD").exists() and (world / "half" / "objects").is_dir()
+
+
+def test_a_bare_repository_is_read_only_to_a_command(confined, bare):
+    run("echo '../evil' > repo.git/commondir; echo x >> repo.git/config; echo x > odd/config; echo done", bare)
+    assert not (bare / "repo.git" / "commondir").exists() and not (bare / "odd" / "config").exists()
+    assert (bare / "repo.git" / "config").read_text() == "[core]\n\tbare = true\n"
