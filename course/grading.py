@@ -756,14 +756,33 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
 
 
 def summary_markdown(grades: list[CopyGrade]) -> str:
-    """For a CI job summary: one table, then each copy's scorecard in a code block."""
+    """For a CI job summary (GitHub Flavored Markdown): one table, then each copy's scorecard in a code block.
+    A student's name and folder are theirs to choose, so each is shown as code, where Markdown and HTML are
+    only text: an ``<img onerror=...>`` or a ``|`` in a folder's name stays those characters."""
     lines = ["| student | stage | points | exercises passed |", "|---|---|---|---|"]
     for grade in grades:
-        lines.append(f"| {grade.student} | {grade.stage} | {grade.points:g} of {grade.max_points:g} | "
-                     f"{sum(r.passed for r in grade.results)} of {len(grade.results)} |")
+        lines.append(f"| {code_span(grade.student, in_table=True)} | {code_span(grade.stage, in_table=True)} | "
+                     f"{grade.points:g} of {grade.max_points:g} | {sum(r.passed for r in grade.results)} of {len(grade.results)} |")
     for grade in grades:
-        lines += ["", f"### {grade.student} {grade.stage}", "", "```text", scorecard(grade).replace("```", "'''"), "```"]
+        card = scorecard(grade)
+        fence = "`" * max(3, _longest_run(card, "`") + 1)
+        lines += ["", f"### {code_span(grade.student)} {code_span(grade.stage)}", "", f"{fence}text", card, fence]
     return "\n".join(lines) + "\n"
+
+
+def code_span(text: str, in_table: bool = False) -> str:
+    """Text as a Markdown code span, whatever it holds: one line, a fence longer than any run of backticks
+    in it (https://spec.commonmark.org/0.31.2/#code-spans), and in a table each ``|`` escaped, which GFM
+    asks for even inside a code span (https://github.github.com/gfm/#tables-extension-)."""
+    shown = shown_line(text)
+    fence = "`" * (_longest_run(shown, "`") + 1)
+    if in_table:
+        shown = shown.replace("|", "\\|")
+    return f"{fence} {shown} {fence}"
+
+
+def _longest_run(text: str, character: str) -> int:
+    return max((len(run) for run in re.findall(f"{re.escape(character)}+", text)), default=0)
 
 
 # ---------------------------------------------------------------------------------------------

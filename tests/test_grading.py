@@ -598,6 +598,26 @@ def test_the_workflows_grading_step_runs_on_a_student_repository(tmp_path):
     assert book["copies"][0]["points"] == 2
 
 
+HOSTILE_NAMES = ['<img src=x onerror="alert(1)">', "ana | 3 of 3 | 3 of 3 |", "bo\n| forged | s00 | 9 of 9 | 9 of 9 |",
+                 "**bold** [link](https://example.com) ``` <script>x</script>", "`` ` ```` \\|"]
+
+
+def test_the_ci_summary_shows_a_students_name_and_folder_inert(tmp_path):
+    markdown_it = pytest.importorskip("markdown_it")
+    exercise = grading.stage_exercises("s00")[0]
+    grades = [grading.CopyGrade(name, "s00", tmp_path / name.replace("/", "_") / "s00",
+                                [grading.ExerciseResult(exercise, [grading.CaseResult("c", "g", True)], 1.0, 1.0)], 7,
+                                confinement="confined") for name in HOSTILE_NAMES]
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(grading.summary_markdown(grades))
+    assert "<img" not in html and "<script" not in html and "<a " not in html and "<strong>" not in html
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.DOTALL)
+    assert len(rows) == 1 + len(HOSTILE_NAMES) and all(row.count("<td>") == 4 for row in rows[1:]), rows
+    import html as entities
+    shown = [entities.unescape(re.sub(r"</?code>", "", cell)) for row in rows[1:] for cell in re.findall(r"<td>(.*?)</td>", row)[:1]]
+    assert shown == [grading.shown_line(name) for name in HOSTILE_NAMES]
+    assert len(re.findall(r"<pre><code class=\"language-text\">", html)) == len(HOSTILE_NAMES)
+
+
 @needs_confinement
 def test_an_instructors_hidden_cases_from_the_guide_are_added_and_judged(tmp_path, capsys):
     guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
