@@ -481,16 +481,23 @@ def git_directory(folder: Path) -> bool:
 # like a module of the standard library or of the environment, runs in the user's next Python there.
 @functools.lru_cache(maxsize=1)
 def python_module_names() -> frozenset[str]:
-    """The top-level modules Python would import from elsewhere: the standard library's, and those the
-    environment installs (importlib.metadata's packages_distributions(), and site-packages' own).
-    Worked out once: about 500 names."""
-    import importlib.metadata
-    import pkgutil
+    """The top-level modules Python would import from elsewhere: the standard library's
+    (sys.stdlib_module_names) and those in the environment's site-packages (each NAME.py, NAME.so or
+    NAME/ there: what pkgutil.iter_modules lists, and namespace packages too). Worked out once, from one
+    listing of each site-packages (a few milliseconds; importlib.metadata's packages_distributions()
+    reads every installed distribution's metadata, half a second)."""
     import site
 
-    names = set(sys.stdlib_module_names) | set(importlib.metadata.packages_distributions())
-    folders = [*site.getsitepackages(), site.getusersitepackages()]
-    names |= {module.name for module in pkgutil.iter_modules([folder for folder in folders if os.path.isdir(folder)])}
+    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    for folder in (*site.getsitepackages(), site.getusersitepackages()):
+        try:
+            listed = list(os.scandir(folder))
+        except OSError:
+            continue
+        for found in listed:
+            name = found.name
+            names.add(name if found.is_dir() else next(
+                (name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), ""))
     return frozenset(name for name in names if name.isidentifier())
 
 
@@ -503,9 +510,14 @@ def _module_suffixes() -> tuple[str, ...]:
 
 def python_path_folders(root: Path) -> frozenset[Path]:
     """The folders of the workspace a Python started in it imports from first: the workspace itself,
-    and those of the harness's sys.path that lie inside it."""
-    return frozenset({root, *(Path(os.path.realpath(folder)) for folder in sys.path
-                              if folder and Path(os.path.realpath(folder)).is_relative_to(root))})
+    and those of the harness's sys.path that lie inside it (worked out again when sys.path changes)."""
+    return _python_path_folders(root, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=16)
+def _python_path_folders(root: Path, path: tuple[str, ...]) -> frozenset[Path]:
+    resolved = [Path(os.path.realpath(folder)) for folder in path if folder]
+    return frozenset({root, *(folder for folder in resolved if folder.is_relative_to(root))})
 
 
 def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
