@@ -346,8 +346,11 @@ def assemble(stage: str, body: Body | None) -> dict[str, str]:
     if body is None:
         return files
     source = files[body.file]
-    region = next(region for region in _regions(stage, _versions(stage))
-                  if region.file == body.file and region.number == body.exercise)
+    if body.file == EXTENSION_FILE:  # the extension's template is no module of the stage: its region is read here
+        region = next(region for region in exercises.find_regions(source, body.file) if region.number == body.exercise)
+    else:
+        region = next(region for region in _regions(stage, _versions(stage))
+                      if region.file == body.file and region.number == body.exercise)
     lines = source.splitlines(keepends=True)
     text = body.text if body.text.endswith("\n") else body.text + "\n"
     lines[region.start:region.end - 1] = [text]
@@ -374,6 +377,7 @@ class ChildRun:
     code: int
     printed: str
     seconds: float
+    over_quota: str = ""  # what the copy passed in its scratch folder ("wrote more than 64 MB"), if it did
 
 
 def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], options: Options) -> ChildRun:
@@ -425,7 +429,9 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
         if printed_path.is_file():
             with printed_path.open("rb") as handle:
                 printed = handle.read(options.limits.output_cap + 1).decode("utf-8", errors="replace")
-    return ChildRun(observations, import_error, code, printed, seconds)
+        note = job / "work" / grading_jail.OVER_QUOTA_NOTE
+        over_quota = note.read_text(encoding="utf-8")[:100] if code == grading_jail.WROTE_TOO_MUCH and note.is_file() else ""
+    return ChildRun(observations, import_error, code, printed, seconds, over_quota)
 
 
 _REFERENCE: dict = {}
@@ -492,7 +498,10 @@ def run_and_judge(ready: Prepared, seed: int, options: Options) -> ExerciseResul
         if any(probe.uses_reference for probe in probes) else {}
     cases = []
     for position, (index, case) in enumerate(drawn):
-        if run.import_error:
+        if run.code == grading_jail.WROTE_TOO_MUCH:  # its run was cut short: no case of it counts
+            reason = (f"the copy {run.over_quota or 'wrote too much'} in its scratch folder and was stopped "
+                      f"(a copy may write {options.limits.disk_mb} MB, in at most {options.limits.files} files)")
+        elif run.import_error:
             reason = f"the copy does not import: {run.import_error}"
         elif position not in run.observations:
             reason = _missing(run, position, options)
@@ -758,15 +767,16 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
 def summary_markdown(grades: list[CopyGrade]) -> str:
     """For a CI job summary (GitHub Flavored Markdown): one table, then each copy's scorecard in a code block.
     A student's name and folder are theirs to choose, so each is shown as code, where Markdown and HTML are
-    only text: an ``<img onerror=...>`` or a ``|`` in a folder's name stays those characters."""
+    only text: an ``<img onerror=...>`` or a ``|`` in a folder's name stays those characters. (A stage is
+    always sNN: find_copies reads it with that pattern.)"""
     lines = ["| student | stage | points | exercises passed |", "|---|---|---|---|"]
     for grade in grades:
-        lines.append(f"| {code_span(grade.student, in_table=True)} | {code_span(grade.stage, in_table=True)} | "
+        lines.append(f"| {code_span(grade.student, in_table=True)} | {grade.stage} | "
                      f"{grade.points:g} of {grade.max_points:g} | {sum(r.passed for r in grade.results)} of {len(grade.results)} |")
     for grade in grades:
         card = scorecard(grade)
         fence = "`" * max(3, _longest_run(card, "`") + 1)
-        lines += ["", f"### {code_span(grade.student)} {code_span(grade.stage)}", "", f"{fence}text", card, fence]
+        lines += ["", f"### {code_span(grade.student)} {grade.stage}", "", f"{fence}text", card, fence]
     return "\n".join(lines) + "\n"
 
 

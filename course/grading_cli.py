@@ -4,7 +4,8 @@
     check STAGE DEST --course-tests [-v]        the course's own pinned tests on the copy: practice, never a grade
     grade PATH... [--out DIR] [--stages s03,s04] [--jobs N] [--summary FILE] [--seed N] [limits] [...]
 
-The limits, per exercise of a copy: ``--time-limit SECONDS`` (default 60) and ``--memory MB`` (1024).
+The limits, per exercise of a copy: ``--time-limit SECONDS`` (default 60), ``--memory MB`` (1024) and
+``--disk MB`` (64, its scratch folder's files together).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
                         help="seconds each exercise of a copy may run (default 60); a case not reached has failed")
     parser.add_argument("--memory", type=int, default=1024, metavar="MB", help="address space of a copy (default 1024)")
+    parser.add_argument("--disk", type=int, default=64, metavar="MB",
+                        help="what a copy may write in its scratch folder, all files together (default 64)")
     parser.add_argument("--extra-tests", action="append", default=[], metavar="PATH",
                         help="a Python file (or a folder of them) of your own cases, kept out of the student's view; "
                              "see the instructors' guide")
@@ -35,8 +38,8 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from(args) -> grading.Options:
-    if args.time_limit <= 0 or args.memory < 64:
-        raise CourseError("--time-limit takes a number of seconds above 0, --memory at least 64 (MB)")
+    if args.time_limit <= 0 or args.memory < 64 or args.disk < 1:
+        raise CourseError("--time-limit takes a number of seconds above 0, --memory at least 64 (MB), --disk at least 1 (MB)")
     files = []
     for given in map(Path, args.extra_tests):
         if not given.exists():
@@ -44,7 +47,7 @@ def options_from(args) -> grading.Options:
         files += sorted(given.glob("*.py")) if given.is_dir() else [given]
     load_extra_tests(files)
     _drop_secrets()
-    return grading.Options(seed=args.seed, limits=grading_jail.Limits(args.time_limit, args.memory),
+    return grading.Options(seed=args.seed, limits=grading_jail.Limits(args.time_limit, args.memory, disk_mb=args.disk),
                            points=grading.parse_points(args.points), extra_tests=files, jobs=args.jobs)
 
 

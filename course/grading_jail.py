@@ -14,6 +14,10 @@ child costs milliseconds) that does, before any student code is imported:
   sandbox (Landlock ABI 6);
 - seccomp (course.confinement.seccomp_program): no unix socket, so not the server it was forked from;
 - rlimits: address space, CPU seconds, file size, open files, and processes;
+- a bounded scratch folder (``Limits.disk_mb``, ``Limits.files``): a size-limited tmpfs mounted in the
+  child's own mount namespace, or, without namespaces, a supervisor that measures the folder as it
+  runs; a copy that passes the bound is ended, and its exercise fails saying so (RLIMIT_FSIZE bounds
+  one file, not a folder of many);
 - stdin from /dev/null, stdout and stderr into a file the grader reads back, capped.
 
 The supervising process (outside the sandbox) kills the child at the time limit and ends whatever is
@@ -42,10 +46,11 @@ SUPPORT_PACKAGE = Path(__file__).resolve().parent
 PRELOAD = ["anthropic", "course", "course.paths", "course.shell_reading", "course.grading_probes",
            "course.offline.behaviours"]
 
-TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED = 3, 4, 5, 6
+TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED, WROTE_TOO_MUCH = 3, 4, 5, 6, 7
+SCRATCH, OVER_QUOTA_NOTE = "scratch", "over-quota.txt"  # in job/work: the copy's folder; what the supervisor saw
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x10000000, 0x40000000, 0x20000000
-MS_REC, MS_PRIVATE = 16384, 1 << 18
+MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 16384, 1 << 18, 2, 4
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 24, 36, 38, 22
 
 
@@ -54,6 +59,8 @@ class Limits:
     seconds: float = 60.0       # per exercise of a copy
     memory_mb: int = 1024       # address space of the child
     output_cap: int = 20_000    # characters of the copy's own output kept for the scorecard
+    disk_mb: int = 64           # what the copy may write in its scratch folder, all files together
+    files: int = 10_000         # files and folders it may make there
 
 
 def forkserver() -> multiprocessing.context.BaseContext:
@@ -94,10 +101,12 @@ def stages_readable() -> bool:
 
 
 def run(job: Path, limits: Limits, confine: bool) -> int:
-    """Run the job in ``job`` (job/copy holds job.json and the package; job/work is the only writable
-    folder) and return the supervisor's exit code: 0, TIMED_OUT, SIGNALLED, FAILED_EXIT or SETUP_FAILED."""
-    child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine),
-                                 daemon=False)
+    """Run the job in ``job`` (job/copy holds job.json and the package; job/work/scratch is the only writable
+    folder) and return the supervisor's exit code: 0, TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED or
+    WROTE_TOO_MUCH (then job/work/over-quota.txt says what was passed)."""
+    (job / "work" / SCRATCH).mkdir(exist_ok=True)
+    child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine,
+                                                          limits.disk_mb, limits.files), daemon=False)
     child.start()
     child.join(limits.seconds + 15)
     if child.is_alive():  # the supervisor itself hangs: never the copy's doing, but never wait forever
@@ -109,7 +118,7 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
 
 # ---------------------------------------------------------------- the supervisor (outside the sandbox)
 
-def _supervise(job: str, seconds: float, memory_mb: int, confine: bool) -> None:
+def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb: int = 64, files: int = 10_000) -> None:
     libc = _libc()
     os.setsid()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -125,6 +134,8 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool) -> None:
                 namespaces = True
             except OSError:
                 namespaces = False
+    scratch = Path(job) / "work" / SCRATCH
+    quota = Quota(scratch, disk_mb, files, on_tmpfs=namespaces and _mount_tmpfs(libc, scratch, disk_mb, files))
     me = os.getpid()
     pid = os.fork()
     if pid == 0:
@@ -139,24 +150,83 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool) -> None:
         finally:
             os._exit(SETUP_FAILED)
     deadline = time.monotonic() + seconds
-    status = None
+    status, over = None, ""
     while True:
         done, code = os.waitpid(pid, os.WNOHANG)
         if done:
             status = code
             break
-        if time.monotonic() >= deadline:
+        over = quota.passed()
+        if over or time.monotonic() >= deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             break
         time.sleep(0.003)
     _end_descendants()
+    over = over or quota.passed(now=True)
+    if over:
+        with open(Path(job) / "work" / OVER_QUOTA_NOTE, "w", encoding="utf-8") as note:
+            note.write(over)
+        os._exit(WROTE_TOO_MUCH)
     if status is None:
         os._exit(TIMED_OUT)
     if os.WIFSIGNALED(status):
         os._exit(SIGNALLED)
     code = os.WEXITSTATUS(status)
     os._exit(0 if code == 0 else SETUP_FAILED if code == SETUP_FAILED else FAILED_EXIT)
+
+
+def _mount_tmpfs(libc, scratch: Path, disk_mb: int, files: int) -> bool:
+    """A tmpfs of its own on the scratch folder, in the child's mount namespace (tmpfs may be mounted in a
+    user namespace: https://man7.org/linux/man-pages/man7/user_namespaces.7.html). Its size is the bound
+    and one more megabyte, so a copy that passes the bound is seen passing it rather than stopped at it;
+    it goes when the namespace does, with whatever the copy left in it."""
+    options = f"size={disk_mb + 1}m,nr_inodes={files + 16},mode=0700".encode()
+    return libc.mount(b"tmpfs", str(scratch).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+
+
+@dataclass
+class Quota:
+    """What the copy wrote in its scratch folder, measured by the supervisor: a tmpfs answers statvfs at
+    once; a folder on the disk is walked, a few times a second."""
+    folder: Path
+    disk_mb: int
+    files: int
+    on_tmpfs: bool
+    next_walk: float = 0.0
+
+    def passed(self, now: bool = False) -> str:
+        """"" while within the bound; else what was passed, as the scorecard says it."""
+        if self.on_tmpfs:
+            found = os.statvfs(self.folder)
+            used, made = (found.f_blocks - found.f_bfree) * found.f_frsize, found.f_files - found.f_ffree - 1
+        elif now or time.monotonic() >= self.next_walk:
+            used, made = self._walk()
+            self.next_walk = time.monotonic() + 0.2
+        else:
+            return ""
+        if used > self.disk_mb << 20:
+            return f"wrote more than {self.disk_mb} MB"
+        if made >= self.files:
+            return f"made more than {self.files} files"
+        return ""
+
+    def _walk(self) -> tuple[int, int]:
+        used, made, folders = 0, 0, [str(self.folder)]
+        while folders and made <= self.files:
+            try:
+                entries = list(os.scandir(folders.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                made += 1
+                try:
+                    used += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                except OSError:
+                    pass
+        return used, made
 
 
 def _end_descendants() -> None:
@@ -194,14 +264,17 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the supervisor gone: so are we
     if os.getppid() not in (supervisor, 0):  # 0: PID 1 of a namespace, whose parent is outside it
         os._exit(SETUP_FAILED)
-    copy, work = job / "copy", job / "work"
+    copy, reports = job / "copy", job / "work"
+    work = reports / SCRATCH
     order = json.loads((copy / "job.json").read_text(encoding="utf-8"))
-    printed = os.open(work / "printed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    # What the grader reads back is opened here, outside the scratch folder, where the copy cannot open it
+    # again (it may write to these two descriptors, each bounded by RLIMIT_FSIZE).
+    printed = os.open(reports / "printed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(printed, 1)
     os.dup2(printed, 2)
-    observations = open(work / "observations.jsonl", "w", encoding="utf-8")
+    observations = open(reports / "observations.jsonl", "w", encoding="utf-8")
     for name in os.listdir("/proc/self/fd"):
         if int(name) not in (0, 1, 2, observations.fileno()):
             try:

@@ -160,6 +160,16 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
         "loops forever": "import time\nwhile True:\n    time.sleep(0.5)",  # asleep: the time limit is wall time
         "eats the memory": "hoard = bytearray(8 << 30)\nreturn None",
         "floods its output": "print('x' * 10_000_000)\nreturn None",
+        "fills the disk": """
+            import pathlib
+            for index in range(100):  # one file each under RLIMIT_FSIZE; 100 MB in all
+                pathlib.Path(f'fill-{index}.bin').write_bytes(bytes(1 << 20))
+            return None""",
+        "makes a file a thousand times over": """
+            import pathlib
+            for index in range(20_000):
+                pathlib.Path(f'empty-{index}').touch()
+            return None""",
     }
 
 
@@ -273,6 +283,26 @@ def test_a_runaway_is_stopped_with_a_line_that_says_so(cheats):
     result = cheats["grades"]["loops forever"].results[0]
     assert "still running at the time limit (6 s)" in result.reason
     assert cheats["grades"]["loops forever"].results[1].reason.startswith("still the stub")  # its other exercise is judged
+
+
+@needs_confinement
+def test_a_copy_that_writes_past_its_scratch_folders_bound_is_stopped_saying_so(cheats):
+    limits = grading_jail.Limits()
+    for name, said in (("fills the disk", f"wrote more than {limits.disk_mb} MB"),
+                       ("makes a file a thousand times over", f"made more than {limits.files} files")):
+        card = grading.scorecard(cheats["grades"][name])
+        why = [line for line in card.split("\nwhy:\n")[1].splitlines() if line.startswith("  exercise 1: ")]
+        assert len(why) == 1 and said in why[0] and "was stopped" in why[0], card
+
+
+@pytest.mark.parametrize("files, size, said", [(3, 600_000, "wrote more than 1 MB"), (60, 10, "made more than 50 files"),
+                                               (3, 10, "")])
+def test_a_scratch_folder_on_the_disk_is_measured_as_a_whole(tmp_path, files, size, said):
+    """Without namespaces there is no tmpfs of its own: the supervisor walks the folder, every file and folder in it."""
+    for index in range(files):
+        (tmp_path / f"sub-{index % 3}").mkdir(exist_ok=True)
+        (tmp_path / f"sub-{index % 3}" / f"f{index}").write_bytes(b"x" * size)
+    assert grading_jail.Quota(tmp_path, disk_mb=1, files=50, on_tmpfs=False).passed(now=True) == said
 
 
 @needs_confinement
