@@ -832,3 +832,45 @@ def test_every_page_switches_to_the_same_page_in_the_other_language(site):
         target = (page.parent / links[0]).resolve() / "index.html"
         expected = site / Path(*page.relative_to(site).parts[japanese:]) if japanese else site / "ja" / page.relative_to(site)
         assert target == expected.resolve(), f"{page.relative_to(site)} switches to {target}, not its twin"
+
+
+def test_a_japanese_query_finds_the_stop_chapter_and_the_switch_leads_to_its_twin(site, tmp_path):
+    """Search on the Japanese home page (lunr.ja splits 停止条件 into words) lists the s03 chapter's
+    Japanese page first; the language switch on that chapter leads to the English chapter."""
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium); the site was not checked in a browser")
+    from test_viewer_in_a_browser import Browser  # Chromium over the DevTools protocol, as a reader's keys press
+
+    handler = functools.partial(QuietHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        origin = f"http://127.0.0.1:{server.server_address[1]}"
+        browser = Browser(tmp_path)
+        try:
+            browser.open(f"{origin}/ja/")
+            browser.evaluate("""(() => { const box = document.querySelector("input[data-md-component=search-query]");
+                box.focus(); box.value = "停止条件"; box.dispatchEvent(new Event("input", {bubbles: true})); })()""")
+            links = poll(lambda: browser.evaluate(
+                "[...document.querySelectorAll('.md-search-result__item a')].map(a => new URL(a.href).pathname)"))
+            assert "/ja/s03-stop-conditions/" in links
+            assert all(link.startswith("/ja/") for link in links[:3]), links  # the Japanese pages come first
+
+            # The first result opens the chapter; its language switch leads to the English chapter.
+            browser.evaluate("document.querySelector('.md-search-result__item a').click()")
+            assert poll(lambda: browser.evaluate("location.pathname === '/ja/s03-stop-conditions/' "
+                                                 "&& document.readyState === 'complete' && document.documentElement.lang")) == "ja"
+            browser.evaluate("document.querySelector('a[hreflang=en]').click()")
+            assert poll(lambda: browser.evaluate("location.pathname === '/s03-stop-conditions/' "
+                                                 "&& document.readyState === 'complete' && document.documentElement.lang")) == "en"
+        finally:
+            browser.close()
+            server.shutdown()
+
+
+def poll(ask, seconds: float = 10.0):
+    """What ``ask()`` answers once it answers something (the page's script runs on its own time)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while not (answer := ask()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return answer
