@@ -795,6 +795,49 @@ def _longest_run(text: str, character: str) -> int:
     return max((len(run) for run in re.findall(f"{re.escape(character)}+", text)), default=0)
 
 
+# Classroom 50 (https://github.com/foundation50/classroom50), which instructors moved to when GitHub
+# Classroom's autograding was retired, takes one result.json per graded repository; its contract is
+# https://github.com/foundation50/classroom50/wiki/Advanced-Autograding#the-resultjson-contract. Its
+# runner names the submission in environment variables; the scores are whole numbers.
+CLASSROOM50_SCHEMA = "classroom50/result/v1"
+CLASSROOM50_VARIABLES = {"classroom": "CLASSROOM", "assignment": "ASSIGNMENT", "submission": "SUBMISSION_TAG",
+                         "commit": "COMMIT_URL", "release": "RELEASE_URL"}
+
+
+def classroom50_result(grades: list[CopyGrade], environ: dict, now: float | None = None) -> dict:
+    """One student's copies as a Classroom 50 result.json: a test per exercise, its reason as the message.
+    A part of a point (a group of cases passed) is rounded down: the contract counts whole points."""
+    missing = [name for name in CLASSROOM50_VARIABLES.values() if not environ.get(name)]
+    if missing:
+        raise CourseError(f"--format classroom50 reads the submission from Classroom 50's runner: {', '.join(missing)} "
+                          "not set (see the instructors' guide)")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    tests = [{"test-name": f"{grade.stage} {_label(result)}", "passed": result.passed,
+              "score": min(int(result.points + 1e-9), round(result.max_points)), "max-score": round(result.max_points),
+              "points": result.points, "message": result.reason or grade.refused}
+             for grade in grades for result in grade.results]
+    found = {field: environ[name] for field, name in CLASSROOM50_VARIABLES.items()}
+    return {"schema": CLASSROOM50_SCHEMA, **found, "assignment_type": "individual",
+            "owner": environ.get("OWNER") or environ.get("USERNAME") or grades[0].student,
+            "review": environ.get("REVIEW_URL") or environ["COMMIT_URL"], "datetime": stamp, "graded_at": stamp,
+            "score": sum(test["score"] for test in tests), "max-score": sum(test["max-score"] for test in tests),
+            "tests": tests}
+
+
+def write_classroom50(grades: list[CopyGrade], out: Path, environ: dict) -> list[Path]:
+    """OUT/result.json for one student (what the runner reads); OUT/results/STUDENT.json for each of several."""
+    students = {}
+    for grade in grades:
+        students.setdefault(grade.student, []).append(grade)
+    written = []
+    for student, theirs in students.items():
+        path = out / "result.json" if len(students) == 1 else out / "results" / (re.sub(r"[^\w.-]+", "_", student) + ".json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(classroom50_result(theirs, environ), ensure_ascii=False, indent=2), encoding="utf-8")
+        written.append(path)
+    return written
+
+
 # ---------------------------------------------------------------------------------------------
 # A benchmark: a synthetic class
 

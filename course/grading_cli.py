@@ -2,7 +2,7 @@
 
     check STAGE DEST [-v] [--seed N] [--json PATH] [limits] [--extra-tests DIR] [--points SPEC]
     check STAGE DEST --course-tests [-v]        the course's own pinned tests on the copy: practice, never a grade
-    grade PATH... [--out DIR] [--stages s03,s04] [--jobs N] [--summary FILE] [--seed N] [limits] [...]
+    grade PATH... [--out DIR] [--stages s03,s04] [--jobs N] [--summary FILE] [--format classroom50] [--seed N] [limits] [...]
 
 The limits, per exercise of a copy: ``--time-limit SECONDS`` (default 60), ``--memory MB`` (1024) and
 ``--disk MB`` (64, its scratch folder's files together).
@@ -110,6 +110,9 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stages", help="grade only these stages, e.g. s03,s04")
     parser.add_argument("--summary", metavar="FILE", help="append a Markdown summary to FILE (CI: $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--student", help="the student's name, for a single student's repository (CI)")
+    parser.add_argument("--format", choices=["classroom50"],
+                        help="also write the grades as Classroom 50's result.json (OUT/result.json for one student, "
+                             "OUT/results/STUDENT.json for several); see the instructors' guide")
     add_grading_options(parser)
 
 
@@ -121,9 +124,13 @@ def do_grade(args, _) -> int:
     if args.student:
         copies = [(args.student, stage, folder) for _, stage, folder in copies]
     options = options_from(args)
+    if args.format == "classroom50":  # a missing variable is said before anything is graded
+        grading.classroom50_result([grading.CopyGrade("", "", Path(), [], 0)], os.environ)
     started = time.perf_counter()
     grades = grading.grade_copies(copies, options)
     book_csv, book_json = grading.write_gradebook(grades, Path(args.out))
+    if args.format == "classroom50":
+        grading.write_classroom50(grades, Path(args.out), os.environ)
     width = max(len(grade.student) for grade in grades)
     for grade in grades:
         failing = next((r for r in grade.results if not r.passed), None)

@@ -576,22 +576,68 @@ def test_a_reason_keeps_what_to_act_on_when_cut():
 
 # ---------------------------------------------------------------- a class, the gradebook, CI
 
+# Classroom 50's result.json as its contract states it
+# (https://github.com/foundation50/classroom50/wiki/Advanced-Autograding#the-resultjson-contract).
+STAMP = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"}
+WORDS = {"type": "string", "minLength": 1}
+CLASSROOM50_RESULT = {
+    "type": "object", "additionalProperties": False,
+    "required": ["schema", "classroom", "assignment", "assignment_type", "owner", "submission", "commit", "release",
+                 "review", "datetime", "score", "max-score", "tests"],
+    "properties": {"schema": {"const": "classroom50/result/v1"}, "classroom": WORDS, "assignment": WORDS,
+                   "assignment_type": {"enum": ["individual", "group"]}, "owner": WORDS,
+                   "submission": {"type": "string", "pattern": "^submit/"}, "commit": WORDS, "release": WORDS,
+                   "review": WORDS, "datetime": STAMP, "graded_at": STAMP,
+                   "score": {"type": "integer", "minimum": 0}, "max-score": {"type": "integer", "minimum": 0},
+                   "tests": {"type": "array", "items": {
+                       "type": "object", "required": ["test-name", "passed", "score", "max-score"],
+                       "properties": {"test-name": WORDS, "passed": {"type": "boolean"},
+                                      "score": {"type": "integer", "minimum": 0},
+                                      "max-score": {"type": "integer", "minimum": 0}}}}}}
+RUNNER = {"CLASSROOM": "agents-2026", "ASSIGNMENT": "s03", "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234",
+          "COMMIT_URL": "https://github.com/o/r/commit/abc1234", "RELEASE_URL": "https://github.com/o/r/releases/tag/x"}
+
+
+def test_classroom50_needs_its_runners_variables_and_says_which_before_grading(tmp_path, monkeypatch, capsys):
+    for name in RUNNER:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLASSROOM", "agents-2026")
+    copy = make_copy(tmp_path / "ana" / "s03", "s03")
+    assert main(["grade", str(copy), "--out", str(tmp_path / "out"), "--format", "classroom50"]) != 0
+    printed = capsys.readouterr()
+    assert "ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL, RELEASE_URL not set" in printed.out + printed.err
+    assert not (tmp_path / "out").exists()
+
+
 @needs_confinement
-def test_a_class_is_graded_into_a_gradebook(tmp_path, capsys):
+def test_a_class_is_graded_into_a_gradebook(tmp_path, capsys, monkeypatch):
+    import jsonschema
+    for name, value in RUNNER.items():
+        monkeypatch.setenv(name, value)
     klass = tmp_path / "class"
     make_copy(klass / "ana" / "s03", "s03", solved=(1,))
     make_copy(klass / "ben" / "s03", "s03")
     out = tmp_path / "out"
-    code = main(["grade", str(klass), "--out", str(out), "--seed", "7", "--points", "s03:1=3", "--time-limit", "20"])
+    code = main(["grade", str(klass), "--out", str(out), "--seed", "7", "--points", "s03:1=3,s03:2=2", "--time-limit", "20",
+                 "--format", "classroom50"])
     printed = capsys.readouterr().out
     assert code == 1 and "seed 7" in printed
     book = json.loads((out / "gradebook.json").read_text(encoding="utf-8"))
     by = {(row["student"], row["exercise"]): row for row in book["rows"]}
-    assert by["ana", 1]["points"] == 3 and by["ben", 1]["points"] == 0 and by["ana", 2]["max_points"] == 1
+    assert by["ana", 1]["points"] == 3 and by["ben", 1]["points"] == 0 and by["ana", 2]["max_points"] == 2
     assert "still the stub" in by["ben", 1]["reason"]
     header = (out / "gradebook.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header.split(",") == grading.COLUMNS
     assert (out / "scorecards" / "ana-s03.txt").is_file()
+    results = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in (out / "results").glob("*.json")}
+    assert set(results) == {"ana", "ben"}
+    for result in results.values():
+        jsonschema.validate(result, CLASSROOM50_RESULT)
+        assert result["score"] == sum(test["score"] for test in result["tests"]) <= result["max-score"] == 6
+        assert result["submission"] == RUNNER["SUBMISSION_TAG"] and result["review"] == RUNNER["COMMIT_URL"]
+    assert results["ana"]["score"] == 3 and results["ben"]["score"] == 0
+    assert [test["passed"] for test in results["ana"]["tests"]] == [True, False, False]
+    assert "still the stub" in results["ben"]["tests"][0]["message"]
 
 
 WORKFLOW = ROOT / "course" / "classroom" / "grade.yml"
