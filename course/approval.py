@@ -6,8 +6,9 @@ A person approves what the screen shows, so the screen must show all of it, and 
   by a terminal whose line wrapping a reply switched off), each line between bars, a line that the
   call itself breaks ended with ⏎, so that a wrap and a line break look different;
 * every character visible: a control character, an escape sequence, a zero-width or combining mark,
-  a bidirectional control is written as its escape (\\x1b, \\u200b), never obeyed or hidden; a wide
-  character counts two columns;
+  a bidirectional control, a private-use or unassigned code point is written as its escape (\\x1b,
+  \\u200b), never obeyed or hidden; so is a right-to-left letter, which the terminal would lay out in
+  another order, and the reasons say so; a wide character counts two columns;
 * its length in characters, and every reason it is not plain, not only the first;
 * a call too long to show whole on one screen is not asked about: ``TooLong`` says why, and the gate
   refuses it with that reason (the dangerous middle of a 4,000-character command would scroll off).
@@ -22,7 +23,7 @@ import sys
 import textwrap
 import unicodedata
 
-from .trace import escape_terminal_controls
+from .trace import escape_terminal_controls, escaped
 
 MARGIN = "    │ "
 LINE_BREAK = "⏎"
@@ -44,10 +45,22 @@ def terminal_size() -> tuple[int, int]:
 
 
 def visible(text: str) -> str:
-    """``text`` with nothing invisible or obeyed left: the terminal controls (course.trace), tabs, and
-    every zero-width, format or combining character as its escape. Newlines are kept (they break lines)."""
+    """``text`` with nothing invisible, obeyed or reordered left: the terminal controls, private-use and
+    unassigned code points (course.trace), tabs, every zero-width, format or combining character, and
+    every right-to-left letter, as its escape. Newlines are kept (they break lines)."""
     shown = escape_terminal_controls(text).replace("\t", "\\t")
-    return "".join(f"\\u{ord(character):04x}" if hidden_character(character) else character for character in shown)
+    return "".join((f"\\u{ord(character):04x}" if ord(character) <= 0xFFFF else escaped(character))
+                   if hidden_character(character) or right_to_left(character) else character for character in shown)
+
+
+def right_to_left(character: str) -> bool:
+    """A letter written right to left (Hebrew, Arabic: bidirectional class R or AL). The terminal lays a
+    run of them out in its own order, and the neutral characters around them with it, so that
+    `rm -rf שלום /` may look like another command (https://www.unicode.org/reports/tr9/)."""
+    return unicodedata.bidirectional(character) in ("R", "AL")
+
+
+RIGHT_TO_LEFT = "contains right-to-left letters, which the terminal may show in another order"
 
 
 # Letters that fonts draw blank: the Hangul fillers, which Unicode lists as Default_Ignorable_Code_Point
@@ -58,9 +71,10 @@ BLANK_DRAWN = {"\u3164", "\u115f", "\u1160", "\uffa0", "\u2800"}
 
 def hidden_character(character: str) -> bool:
     """Whether a character would be drawn as nothing, or as a plain space that is not one: zero-width,
-    format, combining, a line or paragraph separator, a space other than ' ' (U+00A0, U+2003...), a filler."""
+    format, combining, a line or paragraph separator, a space other than ' ' (U+00A0, U+2003...), a filler,
+    a private-use or an unassigned code point (a font draws what it likes there)."""
     category = unicodedata.category(character)
-    return (category in ("Mn", "Me", "Cf", "Zl", "Zp") or (category == "Zs" and character != " ")
+    return (category in ("Mn", "Me", "Cf", "Zl", "Zp", "Co", "Cn") or (category == "Zs" and character != " ")
             or unicodedata.combining(character) != 0 or character == LINE_BREAK or character in BLANK_DRAWN)
 
 
@@ -101,6 +115,8 @@ def screen(tool: str, arguments: dict, why: str, covers: str, size: tuple[int, i
     text = subject(tool, arguments)
     what = "the command" if tool == "run_command" else f"the {tool} call"
     body = [MARGIN + line for line in wrapped(visible(text), room)]
+    if any(right_to_left(character) for character in text):  # shown escaped, and said why
+        why = f"{why}; {what} {RIGHT_TO_LEFT}"
     # The words around the call are wrapped at blanks (textwrap); the call itself at any character.
     reasons = textwrap.wrap(visible(f"why: {why}"), width, initial_indent="    ", subsequent_indent="      ",
                             break_on_hyphens=False)

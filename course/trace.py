@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import unicodedata
 
 SHOWN_RESULT = 160  # characters of a tool result shown in the trace
 
@@ -27,13 +28,26 @@ SHOWN_RESULT = 160  # characters of a tool result shown in the trace
 # U+009B is a one-byte CSI), the bidirectional controls and the line and paragraph separators. Text a
 # model or a tool wrote, printed raw, can draw a fake approval question and conceal (ESC[8m) the real one.
 TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+# What a terminal draws as its font likes: private-use code points (icon fonts put arrows and check marks
+# there) and code points this Python's Unicode has not assigned (a newer terminal may draw them, or not).
+DRAWN_AS_IT_LIKES = ("Co", "Cn")
 
 
 def escape_terminal_controls(text) -> str:
-    """``text`` shown as data: every character a terminal would obey (see TERMINAL_CONTROLS) written as
-    a visible escape, \\x1b or \\u202e; newlines and tabs kept. Idempotent: its output has none left."""
-    return TERMINAL_CONTROLS.sub(lambda found: f"\\x{ord(found[0]):02x}" if ord(found[0]) < 0x100
-                                 else f"\\u{ord(found[0]):04x}", str(text))
+    """``text`` shown as data: every character a terminal would obey (see TERMINAL_CONTROLS), and every
+    private-use or unassigned one, written as a visible escape, \\x1b or \\u202e; newlines and tabs kept.
+    Idempotent: its output has none left."""
+    shown = TERMINAL_CONTROLS.sub(lambda found: escaped(found[0]), str(text))
+    if shown.isascii():  # the usual case, at no cost
+        return shown
+    return "".join(escaped(character) if unicodedata.category(character) in DRAWN_AS_IT_LIKES else character
+                   for character in shown)
+
+
+def escaped(character: str) -> str:
+    """One character as its escape: \\x1b, \\u202e, \\U000f0000."""
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def shorten(text: str, limit: int = SHOWN_RESULT) -> str:

@@ -130,3 +130,64 @@ def test_a_call_fits_on_the_screen_or_is_not_asked(columns, rows):
             continue
         assert len(lines) + course.approval.QUESTION_LINES <= rows and f"{length} characters" in lines[0]
         assert all(sum(course.approval.columns(character) for character in line) <= columns for line in lines)
+
+
+# ---------------------------------------------------------------- what the terminal would reorder or draw as it likes
+
+def body_of(lines: list[str]) -> str:
+    return "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+
+
+@pytest.mark.parametrize("character", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+                                       "\u2069", "\u200e", "\u200f", "\u061c",  # the bidirectional controls
+                                       "\ue000", "\uf8ff", "\U000f0000", "\U0010fffd",  # private use (Co)
+                                       "\u0378", "\U0002fffe"])  # unassigned (Cn)
+def test_a_bidirectional_control_a_private_use_or_an_unassigned_code_point_is_shown_as_its_escape(character):
+    command = f"ls {character}x"
+    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
+    code = ord(character)
+    assert body_of(lines) == "ls " + (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}") + "x"
+    assert character not in "".join(lines)
+    assert character not in course.escape_terminal_controls(f"a model wrote {character}")  # and in the trace
+
+
+@pytest.mark.parametrize("letters", ["שלום", "مرحبا", "ﭐ"])  # Hebrew (R), Arabic (AL), an Arabic presentation form
+def test_right_to_left_letters_are_shown_as_escapes_and_said_why(letters):
+    command = f"rm -rf {letters} /tmp/x"
+    lines = course.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
+    assert body_of(lines) == "rm -rf " + "".join(f"\\u{ord(letter):04x}" for letter in letters) + " /tmp/x"
+    assert not any(letter in "".join(lines) for letter in letters)
+    said = " ".join(line.strip() for line in lines)
+    assert "it is not plain; the command contains right-to-left letters, which the terminal may show in another order" in said
+
+
+def test_a_call_without_right_to_left_letters_says_nothing_of_them():
+    lines = course.approval.screen("run_command", {"command": "rm -rf 日本語 /tmp/x"}, "why", "once only: x", (80, 30))
+    assert "right-to-left" not in " ".join(lines) and "日本語" in body_of(lines)
+    assert course.escape_terminal_controls("שלום, 日本語") == "שלום, 日本語"  # the trace keeps readable text as it is
+
+
+BIDI = "python3 -c 'print(1)' # \u05e9\u05dc\u05d5\u05dd \u202e\u2067 \ue000 \u0378 && " + HARM
+BIDI_SHOWN = course.approval.visible(BIDI)
+
+
+def test_a_person_sees_right_to_left_letters_and_bidirectional_controls_as_escapes(terminal, tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "memo.md").write_text("memo\n")
+    (workspace / "important.txt").write_text("keep me\n")
+    script = tmp_path / "stage.py"
+    script.write_text(SCRIPT.format(root=str(ROOT), tests=str(ROOT / "tests")))
+    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), str(workspace), json.dumps([BIDI])))
+    terminal("-f", "/dev/null", "new-session", "-d", "-s", "stage", "-x", "100", "-y", "40", f"{command}; sleep 120")
+    shown = screen_until(terminal, "allow [o]nce")
+    question = shown[shown.index("? run_command"):]
+    assert not any(course.approval.right_to_left(character) or character in "\u202e\u2067\ue000\u0378"
+                   for character in question)
+    body = [line[len(course.approval.MARGIN):] for line in question.splitlines() if line.startswith(course.approval.MARGIN)]
+    assert "".join(body) == BIDI_SHOWN and "\\u05e9\\u05dc\\u05d5\\u05dd \\u202e\\u2067 \\ue000 \\u0378" in BIDI_SHOWN
+    said = " ".join(line.strip() for line in question.splitlines())
+    assert "contains right-to-left letters, which the terminal may show in another order" in said
+    terminal("send-keys", "-t", "stage", "n", "Enter")
+    shown = screen_until(terminal, "RESULT")
+    assert "RESULT [[false, true]]" in shown and (workspace / "important.txt").exists()
