@@ -61,7 +61,7 @@ def test_every_stop_reason_is_explained_in_japanese_too():
 
 def test_the_pages_write_each_term_one_way():
     """The glossary, the style sheet and the pages agree: 再開, 権限ゲート, ターン上限 (course/translation_style.md)."""
-    pages = sorted((ROOT / "docs").glob("*.ja.md")) + [ROOT / "README.ja.md", ROOT / "docs" / "glossary.md"]
+    pages = sorted((ROOT / "docs").glob("*.ja.md")) + [ROOT / "README.ja.md", ROOT / "docs" / "glossary.md", ROOT / "mkdocs.yml"]
     found = [(page.name, word) for page in pages for word in ("レジューム", "パーミッションゲート", "手数の上限")
              if word in page.read_text(encoding="utf-8")]
     assert found == []
