@@ -161,19 +161,66 @@ def test_the_loop_notebook_walks_the_five_steps_one_cell_each():
     assert None not in cells and cells == sorted(set(cells)), f"the five steps, one cell each and in order: {cells}"
 
 
+# Each notebook runs as a learner runs it, top to bottom, but the seven share one kernel process: starting
+# a kernel costs seconds of CPU (ipykernel and the SDK's imports), most of this file's time. Before each
+# notebook, FRESH_START gives the kernel back what a new one has: an empty namespace, the notebook's
+# folder as working directory, the environment and sys.path it started with, and no stage module
+# imported, so a notebook that leans on an earlier one's names, modules or variables still fails.
+FRESH_START = """
+get_ipython().run_line_magic("reset", "-f")
+def _fresh_start(os, sys):
+    os.environ.clear(); os.environ.update(%(environment)r)
+    sys.path[:] = %(path)r
+    os.chdir(%(folder)r)
+    for name in [name for name in sys.modules if name.split(".")[0] in %(stages)r or name in ("agent", "permissions")]:
+        del sys.modules[name]
+_fresh_start(__import__("os"), __import__("sys"))
+del _fresh_start
+"""
+STARTED = "import json, os, sys; print(json.dumps({'environment': dict(os.environ), 'path': sys.path}))"
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    """One kernel for the module's notebooks (python3: the kernel of this very interpreter, there even
+    before `make install` registers the course's), with what it started with: its environment and path."""
+    from jupyter_client.manager import start_new_kernel
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    printed = []
+    client.execute_interactive(STARTED, output_hook=lambda message: printed.append(message["content"].get("text", "")),
+                               timeout=60)
+    started = json.loads("".join(printed))
+    client.stop_channels()
+    yield manager, started
+    manager.shutdown_kernel(now=True)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
-def test_notebook_runs_top_to_bottom_offline(path):
+def test_notebook_runs_top_to_bottom_offline(path, kernel):
+    manager, started = kernel
     notebook = nbformat.read(path, as_version=4)
-    # python3 is the kernel of this very interpreter, there even before `make install` registers the course's.
-    # "immediate": the outputs are all read; a polite shutdown would only wait for the kernel to agree.
-    client = NotebookClient(notebook, kernel_name="python3", timeout=60, shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(path.parent)}})
+    fresh = FRESH_START % {**started, "folder": str(path.parent), "stages": tuple(STAGES)}
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(fresh))
+    client = NotebookClient(notebook, km=manager, timeout=60, resources={"metadata": {"path": str(path.parent)}})
     client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
+    notebook.cells.pop(0)
     printed = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
                       for output in cell.outputs)
     if "model in use:" in printed:
         assert "model in use: offline" in printed, "the notebook's kernel did not run on the offline model"
     assert_shows_its_central_code_before_running_it(path, notebook)
+
+
+def test_a_fresh_start_forgets_what_the_notebook_before_defined(kernel):
+    """The shared kernel is only as good as its fresh start: a name, a module or a variable of the
+    environment that one notebook set is gone for the next."""
+    manager, started = kernel
+    leaky = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "import os\nfrom s01 import agent\nleft_behind = 1\nos.environ['LEFT_BEHIND'] = '1'\nos.chdir('/')",
+        FRESH_START % {**started, "folder": str(ROOT / "s02"), "stages": tuple(STAGES)},
+        "import os, sys\nprint('left_behind' in dir(), 's01.agent' in sys.modules, 'LEFT_BEHIND' in os.environ, os.getcwd())")])
+    NotebookClient(leaky, km=manager, timeout=60).execute()
+    assert leaky.cells[2].outputs[0]["text"].split() == ["False", "False", "False", str(ROOT / "s02")]
 
 
 # ---------------------------------------------------------------- what `make lab` serves
