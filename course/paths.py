@@ -642,16 +642,17 @@ def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
 def _protected(workspace: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
     """protected_entries(), and which of them are kept for what they hold rather than for their name
     (a folder git takes for a repository, a folder a pointer names): such a folder may hold the user's
-    own files, so the sweep after a command removes only the pieces it made in it, never the folder."""
+    own files, so the sweep after a command removes only the pieces it made in it, never the folder,
+    unless a pointer named it before it was there (``before`` has it, as (0, 0)): then the command made it."""
     root = Path(os.path.realpath(workspace))
     environment = set(environment_inside(root)) | set(inside(root, harness_files()))
     python_folders = python_path_folders(root)
     found: dict[str, tuple[int, int]] = {}
     by_content: set[str] = set()
 
-    def point(pointer: Path) -> None:
+    def point(pointer: Path) -> None:  # a folder not there yet too, (0, 0): one a command then makes is new
         named = git_pointer(pointer)
-        if named is not None and named != root and named.is_relative_to(root) and os.path.lexists(named):
+        if named is not None and named != root and named.is_relative_to(root):
             found[str(named)] = identity(named)
             by_content.add(str(named))
 
@@ -672,10 +673,10 @@ def _protected(workspace: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
                 point(path / "commondir")
         elif path.name.lower() in GIT_PIECES and os.path.lexists(path.parent / "HEAD"):
             found[str(path)] = identity(path)  # beside a HEAD: the piece that would make its folder a repository
-        elif is_file and path.name == "commondir":
-            point(path)
         elif shadowed_module(path, python_folders):
             found[str(path)] = identity(path)
+        if is_file and path.name == "commondir":
+            point(path)
     for folder in environment:
         if os.path.lexists(folder):
             found[str(folder)] = identity(folder)
@@ -722,7 +723,9 @@ def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) ->
     removed, known = [], set(before.values())
     entries, by_content = _protected(workspace)
     for path, found in entries.items():
-        if found in known or path in by_content:  # there before, perhaps renamed; or a folder kept for its pieces
+        # There before, perhaps under another name (a folder above it was renamed); or a folder that what
+        # it holds made one, which may hold the user's files too: only the pieces the command made go.
+        if found in known or (path in by_content and path not in before):
             continue
         entry = Path(path)
         if entry.is_dir() and not entry.is_symlink():

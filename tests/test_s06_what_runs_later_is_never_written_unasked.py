@@ -352,3 +352,16 @@ def test_a_bare_repository_is_read_only_to_a_command(confined, bare):
     run("echo '../evil' > repo.git/commondir; echo x >> repo.git/config; echo x > odd/config; echo done", bare)
     assert not (bare / "repo.git" / "commondir").exists() and not (bare / "odd" / "config").exists()
     assert (bare / "repo.git" / "config").read_text() == "[core]\n\tbare = true\n"
+
+
+def test_a_folder_a_pointer_names_before_it_is_there_is_removed_once_a_command_makes_it(confined, world):
+    """A HEAD and a commondir naming a folder not there yet: a command that makes it, with objects/, refs/
+    and a config, would make the repository whole; the folder it made goes, the user's HEAD stays."""
+    (world / "repo.git").mkdir()
+    (world / "repo.git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (world / "repo.git" / "commondir").write_text("../evil\n")
+    finished = run("mkdir -p evil/objects evil/refs && printf '[core]\\n\\tpager = touch /tmp/x\\n' > evil/config; "
+                   "echo made", world)
+    assert "made" in finished.output and "evil" in finished.removed
+    assert not (world / "evil").exists() and not course.paths.git_directory(world / "repo.git")
+    assert (world / "repo.git" / "HEAD").exists()
