@@ -643,9 +643,36 @@ def ladder_words_in_japanese(table: str) -> str:
     return table
 
 
+# What each scenario shows (course/scenarios.py's ``shows``), for the Japanese ladder page; the articles by
+# their Japanese titles, as docs/sources.ja.md names them. tests/test_site_in_japanese.py requires one for each.
+SCENARIO_SHOWS_JA = {
+    "list": "ツール呼び出しを一回してから答える",
+    "summarise": "ファイルを読んでから要約する",
+    "report": "依存する二つのツール呼び出し。一覧を取ってから書く（「AIエージェントの中身はwhileループ」）",
+    "total": "読んで、計算して、答える（「フレームワークなしで作る！PythonとFunction Callingによる自作AIエージェント入門」）",
+    "find": "検索してから答える",
+    "looping": "直前の呼び出しを永遠に繰り返すモデル（「AIエージェントの中身はwhileループ」）",
+    "long-budget": "60,000 トークンの予算に対する、正当な 200 ターンのタスク（「【実装】エージェントループを自作する」）",
+    "cut": "どの返答も max_tokens より長い。切れて、そのツール呼び出しは失われる",
+    "outage": "SDK の再試行を超えて API が過負荷（529）になり、しばらくは呼び出しの半分が失敗する。最大 3 回再開する",
+    "killed": "report.txt を書いたあと、書いたことを保存する前に強制終了される。一度再開する",
+    "typo": "綴りを誤ったパス。エラーがファイルを名指ししたときだけ直る（「【実装】エージェントループを自作する」）",
+    "unknown-tool": "存在しないツール。エラーが本物のツールを挙げたときだけやめる（「フレームワークなしで作る！PythonとFunction Callingによる自作AIエージェント入門」）",
+    "bad-args": "path のない read_file。エラーが何を期待するかを言ったときだけ直る",
+    "text-calls": "ツール呼び出しを tool_use ではなく、いつも JSON のテキストで書く（「AIエージェントの中身はwhileループ」）",
+    "flood": "大きなツール結果が 20,000 トークンのコンテキストウィンドウを超えていく長いタスク（「【実装】エージェントループを自作する」）",
+    "reckless": "レポートに行き着くまでに、削除、上書き、外への書き込み、rm -rf、つなげた rm をする（「【実装】エージェントループを自作する」）",
+    "echo": "プロンプトを写し返し、max_tokens で切れる（小さなローカルモデルで実測）",
+    "rambling": "テキストで書いた完全な呼び出しを一つ、そのあと max_tokens で切れるまでテキストが続く（実測）",
+    "stubborn": "エラーが何を言っても、ヒントがあっても、綴りを誤ったパスを送り直す（実測）",
+    "borrowing": "タスクのファイルではなく、ツールの説明にある例のファイルを読み、そのテキストを繰り返す（実測）",
+}
+
+
 def scenario_table() -> str:
     """The ladder's scenarios: what each row runs and what it shows."""
-    rows = [[f"`{s.name}`", f"`{s.model}`", inline_html(s.task), inline_html(s.shows)] for s in scenarios.SCENARIOS]
+    rows = [[f"`{s.name}`", f"`{s.model}`", inline_html(s.task), inline_html(say(s.shows, SCENARIO_SHOWS_JA.get(s.name) or s.shows))]
+            for s in scenarios.SCENARIOS]
     return markdown_table(say_all(("scenario", "シナリオ"), ("model", "モデル"), ("task", "タスク"),
                                   ("what it shows", "何を示すか")), rows, align="llll")
 

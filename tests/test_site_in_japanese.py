@@ -214,3 +214,13 @@ def test_a_japanese_page_links_its_runs_to_the_viewers_japanese_pages(tmp_path):
     viewer.forget_site_views()
     script = viewer.asset("viewer.js")
     assert 'document.documentElement.lang === "ja"' in script and "実行ビューアー" in script
+
+
+def test_every_scenario_says_what_it_shows_in_japanese_too():
+    from course import scenarios
+    assert set(site.SCENARIO_SHOWS_JA) == {scenario.name for scenario in scenarios.SCENARIOS}
+    assert all(japanese(text) for text in site.SCENARIO_SHOWS_JA.values())
+    with site.page_language("ja"):
+        table = site.scenario_table()
+    assert table.startswith("| シナリオ | モデル | タスク | 何を示すか |")
+    assert site.SCENARIO_SHOWS_JA["looping"] in table
