@@ -88,6 +88,13 @@ checks first that the section exists (``check_code_includes``), so that a wrong 
 page and line. A student copy stubs the exercises (``python -m course exercise``); the reading path
 never does.
 
+**Languages.** ``render(kind, arguments, language="ja")`` renders a part for a Japanese page
+(docs/NAME.ja.md): the same figures from the same runs, the words around them in Japanese (headers,
+labels, the exercise texts, the three questions, the changes' whys, each kept beside its English),
+a trace with the harness's own labels in Japanese (``labels_in_japanese``: never the model's, a tool's
+or the stage's words), and its runs linked to the viewer's Japanese pages. A terminal shows what
+``course run`` prints, in English.
+
 **Runs.** Every run a page shows is a ladder cell (``course.ladder.run_cell``): a task with its
 options becomes a scenario of its own (``page_scenario``), so the pages, ``python -m course run``
 and the ladder run a stage the same way. A page's run writes neither the learner's runs log nor

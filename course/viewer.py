@@ -16,7 +16,8 @@ page keeps a running total. Two sources make a view:
   ends (``notes``), since the stage's own lines do not hold them;
 * a **recording** of the trace callback (``Recording``), which the site's build passes to every run
   it shows (``course/site.py``): each chapter's run and each ladder cell gets a page of its own in
-  the built site, ``viewer/RUN.html``, sharing one script and one style sheet.
+  the built site, ``viewer/RUN.html``, sharing one script and one style sheet, and a twin
+  ``viewer/RUN.ja.html`` for the Japanese pages, the same run with the viewer's labels in Japanese.
 
 Safe to view anything: the page builds every element with ``textContent`` (never ``innerHTML`` of
 data), the view is embedded as JSON in which ``<``, ``>`` and ``&`` are written as ``\\u003c``...
