@@ -32,9 +32,11 @@ class Model:
         return self.id[:-len(FAMILY_PARAMETER)] if self.id.endswith("-" + FAMILY_PARAMETER) else None
 
 
+TASK_FAMILIES = [family for family in tutor.FAMILIES if family != "work_summary"]  # that one a harness asks for
+
 MODELS: tuple[Model, ...] = (
-    Model("offline", tutor.tutor,
-          "a competent tutor for five task families: list, summarise, report, total, find"),
+    Model("offline", tutor.tutor, "a competent tutor for {} task families: {}, …".format(  # counted from the tutor's own table
+        len(TASK_FAMILIES), ", ".join(TASK_FAMILIES[:4]))),
     Model("offline-looping", misbehaving.looping,
           "repeats the same write_file call forever once the report is written"),
     Model("offline-refusing", misbehaving.refusing,
