@@ -84,7 +84,7 @@ class Rule:
                 if any(self.covers(call.tool, path) for path in paths):
                     return f"covers the path {word!r}"
         elif self.pattern == RUNS_LATER:
-            return call.runs_later if self.fits(call.tool) else ""
+            return f"finds that {call.runs_later}" if self.fits(call.tool) and call.runs_later else ""
         else:
             for path in call.acts_on:
                 if self.covers(call.tool, path):
