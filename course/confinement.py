@@ -14,9 +14,11 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
   and writing it both fail; the rest of the workspace, new files included, stays writable.
 - Paths other programs run (course.paths.RUN_LATER: .git, editor and shell startup files, Python's
-  startup files) and the harness's own Python, where they lie inside the workspace, are bound
-  read-only onto themselves in that namespace; one the command creates (a read-only mount needs an
-  entry to cover) is removed when the command has ended, with every process of it.
+  startup files; and, whatever their names, a folder git takes for a repository and a module that
+  shadows Python's own: course.paths.protected_entries) and the harness's own Python, where they lie
+  inside the workspace, are bound read-only onto themselves in that namespace; one the command
+  creates (a read-only mount needs an entry to cover) is removed when the command has ended, with
+  every process of it.
 - Network (a network namespace, Landlock and seccomp): the command gets a network of its own with
   only a loopback that is down, so no TCP, UDP or other IP packet leaves it, not even to 127.0.0.1;
   Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter lets socket()
