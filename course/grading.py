@@ -378,6 +378,7 @@ class ChildRun:
     printed: str
     seconds: float
     over_quota: str = ""  # what the copy passed in its scratch folder ("wrote more than 64 MB"), if it did
+    cpu_seconds: float | None = None  # the CPU the copy had used when its time ran out
 
 
 def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], options: Options) -> ChildRun:
@@ -431,7 +432,13 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
                 printed = handle.read(options.limits.output_cap + 1).decode("utf-8", errors="replace")
         note = job / "work" / grading_jail.OVER_QUOTA_NOTE
         over_quota = note.read_text(encoding="utf-8")[:100] if code == grading_jail.WROTE_TOO_MUCH and note.is_file() else ""
-    return ChildRun(observations, import_error, code, printed, seconds, over_quota)
+        cpu_seconds = None
+        if code == grading_jail.TIMED_OUT and (job / "work" / grading_jail.CPU_NOTE).is_file():
+            try:
+                cpu_seconds = float((job / "work" / grading_jail.CPU_NOTE).read_text(encoding="utf-8")[:20])
+            except ValueError:
+                pass
+    return ChildRun(observations, import_error, code, printed, seconds, over_quota, cpu_seconds)
 
 
 _REFERENCE: dict = {}
@@ -538,8 +545,18 @@ def _judged_alone(ready: Prepared, seed: int, options: Options) -> ExerciseResul
 def _missing(run: ChildRun, position: int, options: Options) -> str:
     first_missing = position == min(set(range(position + 1)) - set(run.observations))
     if run.code == grading_jail.TIMED_OUT:
-        return (f"still running at the time limit ({options.limits.seconds:g} s): does a loop never end?"
-                if first_missing else "not reached before the time limit")
+        if not first_missing:
+            return "not reached before the time limit"
+        limit = options.limits.seconds
+        if run.cpu_seconds is None:
+            return f"still running at the time limit ({limit:g} s): does a loop never end?"
+        if run.cpu_seconds >= limit / 2:
+            return f"still running at the time limit ({limit:g} s), computing all along ({run.cpu_seconds:.1f} s of CPU): does a loop never end?"
+        # Little CPU in all that time: the copy waited, or the machine was too busy to run it. Right code on
+        # a loaded machine must not lose its points without a word: the line says to grade it again.
+        return (f"still running at the time limit ({limit:g} s), with only {run.cpu_seconds:.1f} s of CPU used: it waited "
+                f"(a sleep, a read that never ends), or the machine was too loaded to run it; grade it again with a "
+                f"longer --time-limit to tell which")
     if run.code == grading_jail.SIGNALLED:
         return "the copy's process was killed (out of memory, or a signal it sent itself)"
     return "the copy ended the process before this case was done (sys.exit, os._exit, or a crash)" if first_missing \

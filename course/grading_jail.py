@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import gc
 import json
 import multiprocessing
 import os
@@ -43,11 +44,14 @@ from . import confinement
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SUPPORT_PACKAGE = Path(__file__).resolve().parent
+# Imported once, in the server the children are forked from: what a child would otherwise import again
+# each time, this module among them (a child is handed _supervise by name, and imports its module to run it).
 PRELOAD = ["anthropic", "course", "course.paths", "course.shell_reading", "course.grading_probes",
-           "course.offline.behaviours"]
+           "course.offline.behaviours", "course.grading_jail"]
 
 TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED, WROTE_TOO_MUCH = 3, 4, 5, 6, 7
 SCRATCH, OVER_QUOTA_NOTE = "scratch", "over-quota.txt"  # in job/work: the copy's folder; what the supervisor saw
+CPU_NOTE = "cpu-seconds.txt"  # in job/work: the CPU the worker had used when the time ran out
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x10000000, 0x40000000, 0x20000000
 MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 16384, 1 << 18, 2, 4
@@ -119,6 +123,10 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
 # ---------------------------------------------------------------- the supervisor (outside the sandbox)
 
 def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb: int = 64, files: int = 10_000) -> None:
+    # The objects imported before the fork are left out of every garbage collection from here on: a
+    # collection would walk them all and so copy every page of them into this process and the worker
+    # (https://docs.python.org/3/library/gc.html#gc.freeze).
+    gc.freeze()
     libc = _libc()
     os.setsid()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -152,14 +160,18 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
     deadline = time.monotonic() + seconds
     status, over = None, ""
     while True:
-        done, code = os.waitpid(pid, os.WNOHANG)
+        done, code, _ = os.wait4(pid, os.WNOHANG)
         if done:
             status = code
             break
         over = quota.passed()
         if over or time.monotonic() >= deadline:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            used = os.wait4(pid, 0)[2]
+            # The limit is wall time (a copy asleep in a loop must be stopped too); the CPU it used tells a
+            # loop that computes from a wait, or from a machine too loaded to run it in time.
+            with open(Path(job) / "work" / CPU_NOTE, "w", encoding="utf-8") as note:
+                note.write(f"{used.ru_utime + used.ru_stime:.2f}")
             break
         time.sleep(0.003)
     _end_descendants()

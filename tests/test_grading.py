@@ -162,15 +162,19 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
         "floods its output": "print('x' * 10_000_000)\nreturn None",
         "fills the disk": """
             import pathlib
-            for index in range(100):  # one file each under RLIMIT_FSIZE; 100 MB in all
+            for index in range(20):  # each file under RLIMIT_FSIZE; past the folder's bound together
                 pathlib.Path(f'fill-{index}.bin').write_bytes(bytes(1 << 20))
             return None""",
         "makes a file a thousand times over": """
             import pathlib
-            for index in range(20_000):
+            for index in range(2_000):
                 pathlib.Path(f'empty-{index}').touch()
             return None""",
     }
+
+
+# Small bounds on the scratch folder, so that the copies that pass them do so in a few milliseconds.
+CHEATS_LIMITS = grading_jail.Limits(seconds=6, memory_mb=1024, disk_mb=8, files=500)
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +202,7 @@ def cheats(tmp_path_factory, trap_listener):
                    + textwrap.dedent(reference_body("s03", 1)))
     copies.append(("leaves a thread running", "s03", make_copy(root / "thread" / "s03", "s03", {1: thread_body})))
     before = {path: path.read_bytes() for path in (ROOT / "tests" / "conftest.py", ROOT / "course" / "grading_probes.py")}
-    options = grading.Options(seed=SEED, check_regions=False, limits=grading_jail.Limits(seconds=6, memory_mb=1024))
+    options = grading.Options(seed=SEED, check_regions=False, limits=CHEATS_LIMITS)
     grades = {grade.student: grade for grade in grading.grade_copies(copies, options)}
     return {"grades": grades, "before": before, "bodies": bodies, "honest": honest}
 
@@ -281,13 +285,13 @@ def test_no_process_of_a_copy_outlives_its_grading(cheats):
 @needs_confinement
 def test_a_runaway_is_stopped_with_a_line_that_says_so(cheats):
     result = cheats["grades"]["loops forever"].results[0]
-    assert "still running at the time limit (6 s)" in result.reason
+    assert "still running at the time limit (6 s), with only " in result.reason and "it waited" in result.reason
     assert cheats["grades"]["loops forever"].results[1].reason.startswith("still the stub")  # its other exercise is judged
 
 
 @needs_confinement
 def test_a_copy_that_writes_past_its_scratch_folders_bound_is_stopped_saying_so(cheats):
-    limits = grading_jail.Limits()
+    limits = CHEATS_LIMITS
     for name, said in (("fills the disk", f"wrote more than {limits.disk_mb} MB"),
                        ("makes a file a thousand times over", f"made more than {limits.files} files")):
         card = grading.scorecard(cheats["grades"][name])
@@ -303,6 +307,16 @@ def test_a_scratch_folder_on_the_disk_is_measured_as_a_whole(tmp_path, files, si
         (tmp_path / f"sub-{index % 3}").mkdir(exist_ok=True)
         (tmp_path / f"sub-{index % 3}" / f"f{index}").write_bytes(b"x" * size)
     assert grading_jail.Quota(tmp_path, disk_mb=1, files=50, on_tmpfs=False).passed(now=True) == said
+
+
+@pytest.mark.parametrize("cpu, said", [(5.5, "computing all along (5.5 s of CPU)"), (0.3, "too loaded to run it"),
+                                       (None, "does a loop never end?")])
+def test_a_time_limit_says_whether_the_copy_computed_or_waited(cpu, said):
+    """A wall-time limit that a loaded machine hits must not score right code 0 without a word."""
+    run = grading.ChildRun({}, "", grading_jail.TIMED_OUT, "", 6.0, cpu_seconds=cpu)
+    options = grading.Options(limits=grading_jail.Limits(seconds=6))
+    assert said in grading._missing(run, 0, options) and "(6 s)" in grading._missing(run, 0, options)
+    assert grading._missing(run, 1, options) == "not reached before the time limit"
 
 
 @needs_confinement
