@@ -16,7 +16,7 @@ import pytest
 from course import grading, grading_jail
 from course.__main__ import main
 from course.models import CourseError
-from test_grading import ROOT, make_copy, needs_confinement
+from test_grading import ROOT, SEED, make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
 
@@ -59,7 +59,7 @@ def test_observations_nested_too_deep_fail_only_that_copy_and_the_gradebook_is_w
         return "no", True"""})
     make_copy(klass / "bob" / "s00", "s00", solved=(1,))
     out = tmp_path / "out"
-    main(["grade", str(klass), "--out", str(out), "--seed", "1", "--time-limit", "20"])
+    main(["grade", str(klass), "--out", str(out), "--seed", str(SEED), "--time-limit", "20"])
     capsys.readouterr()
     by = {(row["student"], row["exercise"]): row for row in
           json.loads((out / "gradebook.json").read_text(encoding="utf-8"))["rows"]}
