@@ -73,7 +73,10 @@ class Options:
 
     def seed_value(self) -> int:
         if self.seed is None:
-            self.seed = random.SystemRandom().randrange(1, 10**6)
+            # Drawn fresh for every grading; from a range too wide to search: a copy that sees its cases'
+            # values and knows how they are drawn could otherwise try every seed until one draws them
+            # (a million take seconds), and so learn the order of the cases.
+            self.seed = random.SystemRandom().randrange(1, 10**12)
         return self.seed
 
 
@@ -367,6 +370,9 @@ def draw_cases(stage: str, number: int, seed: int, extra_files=()) -> list[tuple
     for index, probe in enumerate(grading_probes.probes_for(stage, number, extra_files)):
         rng = random.Random(f"{seed}:{stage}:{number}:{index}")
         drawn += [(index, case) for case in probe.cases(rng)]
+    # The order is drawn too: the cases' values change with the seed, and so does which comes first, so
+    # that a copy that knows where it is in the run (a count kept in a file) still cannot answer by position.
+    random.Random(f"{seed}:{stage}:{number}:order").shuffle(drawn)
     return drawn
 
 
@@ -446,23 +452,42 @@ _REFERENCE_LOCK = threading.Lock()
 
 
 def reference_observations(stage: str, number: int, seed: int, options: Options) -> dict:
-    """The reference stage's observations of an exercise's cases, once per stage, exercise and seed."""
-    key = (stage, number, seed, tuple(options.extra_tests), _versions(stage))
+    """The reference stage's observations of an exercise's cases, {position: observation}. The reference
+    holds no student code, so every exercise of the stage judged against it through the same module is
+    observed in one child, once per stage, seed and version."""
+    module = _driven_module(stage, number, options)
+    numbers = sorted({found for named, found in grading_probes.PROBES if named == stage})
+    group = tuple(found for found in numbers if _judged_by_reference(stage, found, options)
+                  and _driven_module(stage, found, options) == module)
+    key = (stage, group, seed, tuple(options.extra_tests), _versions(stage))
     with _REFERENCE_LOCK:
         lock = _REFERENCE.setdefault(("lock",) + key, threading.Lock())
     with lock:
         if key not in _REFERENCE:
-            drawn = draw_cases(stage, number, seed, options.extra_tests)
-            probes = grading_probes.probes_for(stage, number, options.extra_tests)
-            module = probes[0].module if probes else "agent"
-            jobs = [{"exercise": number, "probe": index, "params": case.params} for index, case in drawn]
+            jobs, places = [], []
+            for found in group:
+                drawn = draw_cases(stage, found, seed, options.extra_tests)
+                jobs += [{"exercise": found, "probe": index, "params": case.params} for index, case in drawn]
+                places += [(found, position) for position in range(len(drawn))]
             run = run_child(stage, assemble(stage, None), module, jobs, options)
             if run.import_error or len(run.observations) < len(jobs):
-                raise CourseError(f"the reference {stage} could not be observed for exercise {number} "
+                raise CourseError(f"the reference {stage} could not be observed for exercises {', '.join(map(str, group))} "
                                   f"({run.import_error or f'{len(run.observations)} of {len(jobs)} cases, exit {run.code}'}): "
                                   f"{run.printed[-300:]}")
-            _REFERENCE[key] = run.observations
-        return _REFERENCE[key]
+            observed = {found: {} for found in group}
+            for place, (found, position) in enumerate(places):
+                observed[found][position] = run.observations[place]
+            _REFERENCE[key] = observed
+        return _REFERENCE[key][number]
+
+
+def _driven_module(stage: str, number: int, options: Options) -> str:
+    probes = grading_probes.probes_for(stage, number, options.extra_tests)
+    return probes[0].module if probes else "agent"
+
+
+def _judged_by_reference(stage: str, number: int, options: Options) -> bool:
+    return any(probe.uses_reference for probe in grading_probes.probes_for(stage, number, options.extra_tests))
 
 
 @dataclass
@@ -502,7 +527,7 @@ def run_and_judge(ready: Prepared, seed: int, options: Options) -> ExerciseResul
     jobs = [{"exercise": exercise.number, "probe": index, "params": case.params} for index, case in drawn]
     run = run_child(exercise.stage, ready.files, probes[0].module, jobs, options)
     wants = reference_observations(exercise.stage, exercise.number, seed, options) \
-        if any(probe.uses_reference for probe in probes) else {}
+        if _judged_by_reference(exercise.stage, exercise.number, options) else {}
     cases = []
     for position, (index, case) in enumerate(drawn):
         if run.code == grading_jail.WROTE_TOO_MUCH:  # its run was cut short: no case of it counts
