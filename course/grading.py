@@ -796,7 +796,7 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
     with book_csv.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, COLUMNS)
         writer.writeheader()
-        writer.writerows(rows(grades))
+        writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in rows(grades))
     book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8")
     cards = out / "scorecards"
     cards.mkdir(exist_ok=True)
@@ -804,6 +804,14 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
         name = re.sub(r"[^\w.-]+", "_", f"{grade.student}-{grade.stage}")
         (cards / f"{name}.txt").write_text(scorecard(grade, whole=True) + "\n", encoding="utf-8")
     return book_csv, book_json
+
+
+def spreadsheet_text(value):
+    """A cell a spreadsheet shows as text: a student's folder named ``=HYPERLINK(...)`` is not run as a formula
+    when the gradebook is opened (https://owasp.org/www-community/attacks/CSV_Injection)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def summary_markdown(grades: list[CopyGrade]) -> str:

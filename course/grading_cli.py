@@ -131,12 +131,13 @@ def do_grade(args, _) -> int:
     book_csv, book_json = grading.write_gradebook(grades, Path(args.out))
     if args.format == "classroom50":
         grading.write_classroom50(grades, Path(args.out), os.environ)
-    width = max(len(grade.student) for grade in grades)
+    # A student's name is a folder's name, theirs to choose: shown with its control characters escaped.
+    width = max(len(grading.shown_line(grade.student)) for grade in grades)
     for grade in grades:
         failing = next((r for r in grade.results if not r.passed), None)
-        print(f"{grade.student:<{width}}  {grade.stage}  {grade.points:g} of {grade.max_points:g} points"
-              + (f"  ({grade.refused})" if grade.refused else f"  first failure: exercise {failing.exercise.number}: "
-                 f"{failing.reason}" if failing else ""))
+        print(f"{grading.shown_line(grade.student):<{width}}  {grade.stage}  {grade.points:g} of {grade.max_points:g} points"
+              + (f"  ({grading.shown_line(grade.refused)})" if grade.refused else f"  first failure: exercise "
+                 f"{failing.exercise.number}: {failing.reason}" if failing else ""))
     print(f"{len(grades)} copies graded in {time.perf_counter() - started:.1f} s (seed {options.seed}; "
           f"{grades[0].confinement}); wrote {book_csv} and {book_json}")
     if args.summary:

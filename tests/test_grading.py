@@ -709,6 +709,22 @@ def test_the_ci_summary_shows_a_students_name_and_folder_inert(tmp_path):
     assert len(re.findall(r"<pre><code class=\"language-text\">", html)) == len(HOSTILE_NAMES)
 
 
+def test_the_gradebook_and_the_terminal_show_a_students_name_inert(tmp_path, capsys, monkeypatch):
+    exercise = grading.stage_exercises("s00")[0]
+    names = ["=HYPERLINK(\"https://example.com\")", "+1", "@SUM(A1)", "ana\x1b[2Jbo"]
+    grades = [grading.CopyGrade(name, "s00", tmp_path / "s00", [grading.ExerciseResult(exercise, [], 0.0, 1.0, reason="x")],
+                                7, confinement="confined") for name in names]
+    grading.write_gradebook(grades, tmp_path / "out")
+    import csv
+    with (tmp_path / "out" / "gradebook.csv").open(encoding="utf-8", newline="") as handle:
+        shown = [row["student"] for row in csv.DictReader(handle)]
+    assert shown == ["'" + name for name in names[:3]] + [names[3]]
+    monkeypatch.setattr(grading, "find_copies", lambda paths: [(name, "s00", tmp_path / "s00") for name in names])
+    monkeypatch.setattr(grading, "grade_copies", lambda copies, options: grades)
+    main(["grade", str(tmp_path), "--out", str(tmp_path / "out2")])
+    assert "\x1b" not in capsys.readouterr().out
+
+
 @needs_confinement
 def test_an_instructors_hidden_cases_from_the_guide_are_added_and_judged(tmp_path, capsys):
     guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
