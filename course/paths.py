@@ -522,14 +522,40 @@ def _python_path_folders(root: Path, path: tuple[str, ...]) -> frozenset[Path]:
 
 def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
     """The module a Python would import from ``path`` instead of its own ("" if none): NAME.py (or .pyc,
-    .so) or NAME/__init__.py in one of ``folders``, with NAME a module of python_module_names()."""
+    .so) or NAME/__init__.py in one of ``folders``, with NAME a module of python_module_names(); or a
+    module anywhere beneath NAME/ there when NAME is a namespace package of the environment (a folder
+    with no __init__.py, such as opentelemetry/): Python joins the portions of every folder on sys.path
+    in order, so the workspace's opentelemetry/trace.py is what `import opentelemetry.trace` imports."""
     name, parent = path.name, path.parent
-    if name.startswith("__init__.") and parent.parent in folders and name[len("__init__"):] in _module_suffixes():
-        name, parent = parent.name + name[8:], parent.parent
-    if parent not in folders:
-        return ""
     stem = next((name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), "")
-    return stem if stem in python_module_names() else ""
+    if not stem:
+        return ""
+    if stem == "__init__" and parent.parent in folders:
+        stem, parent = parent.name, parent.parent
+    if parent in folders:
+        return stem if stem in python_module_names() else ""
+    for folder in folders:
+        if path.is_relative_to(folder):
+            inner = (*path.relative_to(folder).parts[:-1], stem)
+            if len(inner) > 1 and inner[0] in namespace_package_names():
+                return ".".join(inner)
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def namespace_package_names() -> frozenset[str]:
+    """The environment's namespace packages: folders of its site-packages with no __init__ module."""
+    import site
+
+    names = set()
+    for folder in (*site.getsitepackages(), site.getusersitepackages()):
+        try:
+            listed = [found for found in os.scandir(folder) if found.is_dir() and found.name.isidentifier()]
+        except OSError:
+            continue
+        names |= {found.name for found in listed if found.name != "__pycache__" and not any(
+            os.path.exists(os.path.join(found.path, "__init__" + suffix)) for suffix in _module_suffixes())}
+    return frozenset(names)
 
 
 def runs_later_by_content(workspace: Path, relative: str, pointers: dict[Path, Path] | None = None) -> str:

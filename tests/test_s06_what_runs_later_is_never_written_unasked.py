@@ -365,3 +365,15 @@ def test_a_folder_a_pointer_names_before_it_is_there_is_removed_once_a_command_m
     assert "made" in finished.output and "evil" in finished.removed
     assert not (world / "evil").exists() and not course.paths.git_directory(world / "repo.git")
     assert (world / "repo.git" / "HEAD").exists()
+
+
+def test_a_module_inside_a_namespace_package_of_the_environment_is_asked_about(world):
+    """A namespace package (a folder with no __init__.py) joins the portions of every folder on sys.path:
+    the workspace's NAME/trace.py is what `import NAME.trace` imports, before the environment's."""
+    names = sorted(course.paths.namespace_package_names())
+    if not names:
+        pytest.skip("this environment has no namespace package")
+    found = verdict(world, "write_file", {"path": f"{names[0]}/trace.py", "content": "import os\n"})
+    assert found.decision == "deny" and f"imports as '{names[0]}.trace'" in found.why, found.why
+    assert verdict(world, "write_file", {"path": f"{names[0]}/notes.md", "content": "x"}).decision == "allow"
+    assert verdict(world, "write_file", {"path": "json/helpers.py", "content": "x"}).decision == "allow"  # json is no namespace
