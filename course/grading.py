@@ -50,6 +50,10 @@ from .trace import escape_terminal_controls
 EXTENSION_FILE = "extension.py"
 PACKAGE = "graded_copy"
 REASON_LIMIT = 240
+# What the grader reads back of one child's observations. The reference's take tens of kilobytes; a
+# line of JSON costs many times its size once parsed (a million empty lists), so a copy that reports
+# more fails that exercise unread rather than swelling the grader that judges the whole class.
+OBSERVATIONS_CAP = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -385,6 +389,7 @@ class ChildRun:
     seconds: float
     over_quota: str = ""  # what the copy passed in its scratch folder ("wrote more than 64 MB"), if it did
     cpu_seconds: float | None = None  # the CPU the copy had used when its time ran out
+    too_much: str = ""  # the copy reported more than OBSERVATIONS_CAP: none of its observations was read
 
 
 def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], options: Options) -> ChildRun:
@@ -411,11 +416,13 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
         started = time.perf_counter()
         code = grading_jail.run(job, options.limits, options.confine)
         seconds = time.perf_counter() - started
-        observations, import_error = {}, ""
+        observations, import_error, too_much = {}, "", ""
         path = job / "work" / "observations.jsonl"
         if path.is_file():
             with path.open("rb") as handle:
-                data = handle.read(32 << 20)
+                data = handle.read(OBSERVATIONS_CAP + 1)
+            if len(data) > OBSERVATIONS_CAP:  # not parsed at all: its objects would cost the grader many times its size
+                data, too_much = b"", f"reported more than {OBSERVATIONS_CAP >> 20} MB of observations"
             for line in data.decode("utf-8", errors="replace").splitlines():
                 try:
                     item = json.loads(line)
@@ -444,7 +451,7 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
                 cpu_seconds = float((job / "work" / grading_jail.CPU_NOTE).read_text(encoding="utf-8")[:20])
             except ValueError:
                 pass
-    return ChildRun(observations, import_error, code, printed, seconds, over_quota, cpu_seconds)
+    return ChildRun(observations, import_error, code, printed, seconds, over_quota, cpu_seconds, too_much)
 
 
 _REFERENCE: dict = {}
@@ -533,6 +540,8 @@ def run_and_judge(ready: Prepared, seed: int, options: Options) -> ExerciseResul
         if run.code == grading_jail.WROTE_TOO_MUCH:  # its run was cut short: no case of it counts
             reason = (f"the copy {run.over_quota or 'wrote too much'} in its scratch folder and was stopped "
                       f"(a copy may write {options.limits.disk_mb} MB, in at most {options.limits.files} files)")
+        elif run.too_much:
+            reason = f"the copy {run.too_much} (at most {OBSERVATIONS_CAP >> 20} MB are read back): none was judged"
         elif run.import_error:
             reason = f"the copy does not import: {run.import_error}"
         elif position not in run.observations:
@@ -584,8 +593,10 @@ def _missing(run: ChildRun, position: int, options: Options) -> str:
                 f"longer --time-limit to tell which")
     if run.code == grading_jail.SIGNALLED:
         return "the copy's process was killed (out of memory, or a signal it sent itself)"
-    return "the copy ended the process before this case was done (sys.exit, os._exit, or a crash)" if first_missing \
-        else "not run: the process had ended"
+    # Each case runs in a process of its own: one that ended early took only its own case with it (exit 0),
+    # unless it ended the process that runs the cases.
+    return "the copy ended the process before this case was done (sys.exit, os._exit, or a crash)" \
+        if first_missing or run.code == 0 else "not run: the process had ended"
 
 
 def _all_failed(exercise, drawn, max_points, reason) -> ExerciseResult:
