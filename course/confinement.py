@@ -216,7 +216,8 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     removed = paths.remove_new_protected(workspace, protected)
     if removed:
         note = (f"\n[removed what the command made where other programs would run it later: {', '.join(removed)}; "
-                "commands may not write .git, editor or shell startup files, or Python's startup files]")
+                "commands may not write .git or another folder git takes for a repository, editor or shell "
+                "startup files, Python's startup files, or a module named like one Python imports]")
         finished = dataclasses.replace(finished, output=finished.output + note, removed=tuple(removed))
     return finished
 
