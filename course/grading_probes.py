@@ -680,18 +680,18 @@ class S04Refuse:
         return None
 
 
-@probe("s04", 2, groups=("short result", "long result"))
+# A group per tool, each with results under the limit and over it: "leave it whole" passes no group.
+@probe("s04", 2, groups=("read_file", "search_files"))
 class S04Cut:
     def cases(rng):
         cases = []
         for extra in (0, -rng.randint(1, 50), rng.randint(1, 9), rng.randint(500, 20_000)):
-            for tool in (("read_file", "search_files") if extra > 0 else ("read_file",)):
+            for tool in (("read_file", "search_files") if extra else ("read_file",)):
                 offset = rng.choice([0, rng.randint(1, 30) * 100])
                 arguments = {"path": filename(rng)} | ({"offset": offset} if offset and tool == "read_file" else {})
                 if tool == "search_files":
                     arguments = {"text": word(rng)}
-                group = "long result" if extra > 0 else "short result"
-                cases.append(Case(f"{tool}: {extra:+d} characters around the limit", group,
+                cases.append(Case(f"{tool}: {extra:+d} characters around the limit", tool,
                                   {"extra": extra, "tool": tool, "arguments": arguments, "seed": rng.randint(0, 10**9)}))
         return cases
 
@@ -827,13 +827,14 @@ class S05Mask:
         return None
 
 
-@probe("s05", 2, groups=("folds old turns", "keeps a short or cut history"))
+# Each group holds a history to fold and one to keep: neither "always fold" nor "never fold" passes one.
+@probe("s05", 2, groups=("by the summary's ending", "by the history's length"))
 class S05Summary:
     def cases(rng):
         cases = []
-        for index, turns in enumerate((rng.randint(9, 14), rng.randint(9, 14), rng.randint(1, 3))):
+        for index, turns in enumerate((rng.randint(9, 14), rng.randint(9, 14), rng.randint(1, 3), rng.randint(9, 14))):
             stop = "max_tokens" if index == 1 else "end_turn"
-            group = "folds old turns" if index == 0 else "keeps a short or cut history"
+            group = "by the summary's ending" if index < 2 else "by the history's length"
             cases.append(Case(f"{turns} turns, the summary ends with {stop}", group,
                               {"messages": tool_history(rng, turns), "summary": text(rng, 8), "stop": stop}))
         return cases
@@ -903,6 +904,7 @@ class S05BrokenPairs:
 # ---------------------------------------------------------------------------------------------
 # s06
 
+# Each group holds calls with different right verdicts: one verdict for every call passes no group.
 @probe("s06", 1, module="permissions", groups=("deny first", "ask and allow", "defaults"))
 class S06Decide:
     def cases(rng):
@@ -914,6 +916,7 @@ class S06Decide:
         c = [
             ("deny first", "read_file", {"path": f"{secret}.key"}, rules, []),
             ("deny first", "write_file", {"path": f"{secret}.key", "content": "x"}, rules + [["allow", "*", "*"]], []),
+            ("deny first", "write_file", {"path": other, "content": "x"}, rules + [["allow", "*", "*"]], []),
             ("ask and allow", "write_file", {"path": f"{folder}/{other}", "content": "x"}, rules, []),
             ("ask and allow", "write_file", {"path": note, "content": "x"}, rules, []),
             ("ask and allow", "write_file", {"path": note, "content": "x"}, [r for r in rules if r[0] != "allow"], [["write_file", note]]),
@@ -942,14 +945,16 @@ class S06Decide:
         return observed_error(got) or same(got, want)
 
 
-@probe("s06", 2, module="permissions", groups=("asks", "no one to ask"))
+# No one to ask (deny) is grouped with an allow: "always deny" passes no group.
+@probe("s06", 2, module="permissions", groups=("allowed once, or no one to ask", "allowed always, or refused"))
 class S06Ask:
     def cases(rng):
         files = {filename(rng): text(rng)}
         name = list(files)[0]
         cases = []
         for answer in ("allow once", "allow always", "deny", None):
-            cases.append(Case(f"a person answers {answer!r} about {name!r}", "asks" if answer else "no one to ask",
+            group = "allowed once, or no one to ask" if answer in ("allow once", None) else "allowed always, or refused"
+            cases.append(Case(f"a person answers {answer!r} about {name!r}", group,
                               {"files": files, "path": name, "answer": answer, "reason": text(rng, 3)}))
         return cases
 
