@@ -74,16 +74,21 @@ def screen_until(tmux, text: str, timeout_s: float = 90) -> str:
     raise AssertionError(f"{text!r} never appeared; the screen:\n{shown}")
 
 
-def test_a_person_sees_the_whole_command_and_no_escape_takes_effect(terminal, tmp_path):
+def run_stage_in_the_terminal(terminal, tmp_path: Path, commands: list[str]) -> Path:
+    """Start the SCRIPT's run, which asks about ``commands`` in turn, in the tmux terminal; its workspace."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "memo.md").write_text("memo\n")
     (workspace / "important.txt").write_text("keep me\n")
     script = tmp_path / "stage.py"
     script.write_text(SCRIPT.format(root=str(ROOT), tests=str(ROOT / "tests")))
-    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), str(workspace),
-                                                          json.dumps([TOO_LONG, LONG])))
+    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), str(workspace), json.dumps(commands)))
     terminal("-f", "/dev/null", "new-session", "-d", "-s", "stage", "-x", "100", "-y", "40", f"{command}; sleep 120")
+    return workspace
+
+
+def test_a_person_sees_the_whole_command_and_no_escape_takes_effect(terminal, tmp_path):
+    workspace = run_stage_in_the_terminal(terminal, tmp_path, [TOO_LONG, LONG])
     shown = screen_until(terminal, "allow [o]nce")
     assert "\\x1b[?7l\\x1b[2J" in shown and "\\x1b[8m" in shown  # the escapes are text, not obeyed
     body = [line[len(course.approval.MARGIN):] for line in shown.splitlines() if line.startswith(course.approval.MARGIN)]
@@ -172,14 +177,7 @@ BIDI_SHOWN = course.approval.visible(BIDI)
 
 
 def test_a_person_sees_right_to_left_letters_and_bidirectional_controls_as_escapes(terminal, tmp_path):
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "memo.md").write_text("memo\n")
-    (workspace / "important.txt").write_text("keep me\n")
-    script = tmp_path / "stage.py"
-    script.write_text(SCRIPT.format(root=str(ROOT), tests=str(ROOT / "tests")))
-    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), str(workspace), json.dumps([BIDI])))
-    terminal("-f", "/dev/null", "new-session", "-d", "-s", "stage", "-x", "100", "-y", "40", f"{command}; sleep 120")
+    workspace = run_stage_in_the_terminal(terminal, tmp_path, [BIDI])
     shown = screen_until(terminal, "allow [o]nce")
     question = shown[shown.index("? run_command"):]
     assert not any(course.approval.right_to_left(character) or character in "\u202e\u2067\ue000\u0378"
