@@ -29,6 +29,7 @@ import dataclasses
 import difflib
 import errno
 import functools
+import hashlib
 import io
 import json
 import os
@@ -626,8 +627,10 @@ def one_line(text: str, limit: int = REASON_LIMIT) -> str:
 # ---------------------------------------------------------------------------------------------
 # Copies and classes
 
-def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[CopyGrade]:
-    """Grade (student, stage, folder) copies side by side on the machine's cores."""
+def grade_copies(copies: list[tuple], options: Options) -> list[CopyGrade]:
+    """Grade (student, stage, folder) copies side by side on the machine's cores. A fourth item, when it is
+    not empty, is why that copy cannot be graded (``find_copies``): it scores 0 with that reason, and a
+    stage of "" (none could be told) is a row of its own."""
     seed = options.seed_value()
     unavailable = grading_jail.available() if options.confine else "turned off"
     options.confine = options.confine and not unavailable
@@ -641,16 +644,18 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
     grades, tasks = [], []
     owned = not _PINNED  # a caller that pinned the stages (the benchmark) keeps its own reading
     if owned:
-        pin_versions(stage for _, stage, _ in copies)
-    for student, stage, folder in copies:
+        pin_versions(copy[1] for copy in copies if copy[1])
+    for student, stage, folder, *problem in copies:
         grade = CopyGrade(student, stage, Path(folder), [], seed, confinement=confinement)
         grades.append(grade)
         try:
+            if problem and problem[0]:
+                raise Refused(problem[0])
             bodies = read_copy(stage, Path(folder))
         except CourseError as error:
             grade.refused = str(error)
             detail = getattr(error, "detail", "")
-            for exercise in stage_exercises(stage):
+            for exercise in stage_exercises(stage) if stage else []:
                 grade.results.append(_all_failed(exercise, draw_cases(stage, exercise.number, seed, options.extra_tests),
                                                  float(options.points.get((stage, exercise.number), 1.0)),
                                                  f"refused: {error}"))
@@ -670,39 +675,97 @@ def grade_copies(copies: list[tuple[str, str, Path]], options: Options) -> list[
     return grades
 
 
-def find_copies(paths: list[str]) -> list[tuple[str, str, Path]]:
-    """Every copy under the paths: a folder holding agent.py; its stage from its STAGE line. Its student
-    is named from the path given, never from folders inside it (which the student made): a copy given
-    itself is its parent folder's; a student's folder (one with a copy directly in it: STUDENT/sNN) names
-    every copy under it; a class folder names each copy by the folder directly under the class."""
-    found, seen = [], {}
-    for given in map(Path, paths):
-        if not given.exists():
-            raise CourseError(f"{given} does not exist")
-        if os.path.lexists(given / "agent.py"):
-            agents, layout = [given / "agent.py"], "copy"
+STAGE_NAME = re.compile(r"s\d\d")
+
+
+def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str, str, Path, str]]:
+    """Every copy under the paths, as (student, stage, folder, problem): ``problem`` is "" for a copy to grade,
+    else the one line that is that student's row (0 points). Which folder is a student's is decided from the
+    paths given, never from what a student's folder holds (which the student made):
+
+    - with ``student`` (CI: one student's repository), every copy under every path is that student's;
+    - a path named like a stage that holds agent.py (``CLASS/ana/s03``) is one copy, the folder above names it;
+    - several paths (``grade CLASS/*``): each is one student's folder, named by its own name;
+    - one path: a student's folder if a stage folder (sNN) or agent.py is directly in it, else a class
+      folder, each folder directly under it a student named by that folder's name.
+
+    Nothing in one student's folder ends the run or names another student: two copies of one stage, a copy
+    of no stage of this course, a link where the folder should be, a folder with no copy, each is that
+    student's own row."""
+    given = [Path(path) for path in paths]
+    for path in given:
+        if not os.path.lexists(path):
+            raise CourseError(f"{path} does not exist")
+    students: list[tuple[str, Path, bool]] = []  # (name, folder, whether the folder is itself one copy)
+    for path in given:
+        own_name = Path(os.path.abspath(path)).name  # abspath, not resolve: a link is not named by its target
+        holds_agent = os.path.lexists(path / "agent.py")
+        if student is not None:
+            students.append((student, path, False))
+        elif STAGE_NAME.fullmatch(own_name) and holds_agent:
+            students.append((Path(os.path.abspath(path)).parent.name, path, True))
+        elif len(given) > 1 or os.path.islink(path) or holds_agent or _holds_stage_folder(path):
+            students.append((own_name, path, False))
+        elif not os.path.isdir(path):
+            raise CourseError(f"{path} is not a folder")
         else:
-            agents = sorted(given.rglob("agent.py"))
-            layout = "student" if any(agent.parent.parent == given for agent in agents) else "class"
-        for agent in agents:
-            folder = agent.parent
-            stage = _stage_of(agent)
-            if stage is None:
+            for entry in sorted(os.scandir(path), key=lambda entry: entry.name):
+                if not entry.name.startswith(".") and (entry.is_symlink() or entry.is_dir(follow_symlinks=False)):
+                    students.append((entry.name, Path(entry.path), False))  # a file beside them (a roster) is no student
+    by_student: dict[str, list] = {}
+    for name, folder, one_copy in students:
+        by_student.setdefault(printable_name(name), []).append((folder, one_copy))
+    known = {found.parent.name for found in exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py")}
+    found = []
+    for name, folders in by_student.items():
+        copies, problems = {}, []
+        for folder, one_copy in folders:
+            if os.path.islink(folder):
+                problems.append(("", folder, f"{printable_name(str(folder))} is a symbolic link: hand in the folder itself"))
                 continue
-            if layout == "copy":
-                student = given.resolve().parent.name
-            elif layout == "student":
-                student = given.resolve().name
+            if not os.path.isdir(folder):
+                problems.append(("", folder, f"{printable_name(str(folder))} is not a folder"))
+                continue
+            try:  # rglob does not follow a link to a folder
+                agents = [folder / "agent.py"] if one_copy else sorted(folder.rglob("agent.py"))
+            except OSError as error:
+                problems.append(("", folder, f"cannot read {printable_name(str(folder))}: {error.strerror or error}"))
+                continue
+            for agent in agents:
+                stage = _stage_of(agent)
+                where = printable_name(str(agent.parent))
+                if stage is None:
+                    problems.append(("", agent.parent, f"{where}: no STAGE line in agent.py and not a stage folder (sNN)"))
+                elif stage not in known:
+                    problems.append(("", agent.parent, f"{where}: {stage} is not a stage of this course"))
+                elif os.path.abspath(agent.parent) not in {os.path.abspath(other) for other in copies.get(stage, [])}:
+                    copies.setdefault(stage, []).append(agent.parent)
+        for stage, places in sorted(copies.items()):
+            if len(places) == 1:
+                found.append((name, stage, places[0], ""))
             else:
-                student = folder.relative_to(given).parts[0]
-            if (student, stage) in seen:
-                raise CourseError(f"two copies of {stage} for student {student!r}: {seen[student, stage]} and {folder}; "
-                                  "grade one of them (a copy inside another student's folder is that student's)")
-            seen[student, stage] = folder
-            found.append((student, stage, folder))
+                shown = " and ".join(printable_name(str(place)) for place in places[:3])
+                found.append((name, stage, places[0], f"{len(places)} copies of {stage} in one student's folder ({shown}"
+                              f"{', ...' if len(places) > 3 else ''}): keep one"))
+        if problems:  # one row for all of them: a student has one file per stage, and these have none
+            found.append((name, "", problems[0][1], one_line("; ".join(problem for _, _, problem in problems))))
+        if not copies and not problems:
+            found.append((name, "", folders[0][0], "no copy: a copy is a folder holding agent.py (STUDENT/sNN/agent.py)"))
     if not found:
         raise CourseError(f"no student copy (a folder with agent.py) under {', '.join(paths)}")
     return found
+
+
+def _holds_stage_folder(path: Path) -> bool:
+    try:
+        return any(STAGE_NAME.fullmatch(entry.name) for entry in os.scandir(path))
+    except OSError:
+        return False
+
+
+def printable_name(name: str) -> str:
+    """A file name as text that can be written and printed: bytes that are not UTF-8 as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _stage_of(agent: Path) -> str | None:
@@ -777,12 +840,19 @@ def _label(result: ExerciseResult) -> str:
 
 
 def rows(grades: list[CopyGrade]) -> list[dict]:
+    """One row per exercise of each copy; a copy refused before any exercise (no stage could be told) is one
+    row of 0 points with its reason, so that every student the run found is in the gradebook."""
     return [{"student": grade.student, "stage": grade.stage, "exercise": result.exercise.number,
              "title": result.exercise.title, "extension": result.exercise.extension,
              "points": result.points, "max_points": result.max_points,
              "passed": sum(case.passed for case in result.cases), "failed": sum(not case.passed for case in result.cases),
-             "seconds": round(result.seconds, 2), "reason": result.reason, "seed": grade.seed}
-            for grade in grades for result in grade.results]
+             "seconds": round(result.seconds, 2), "reason": result.reason or grade.refused, "seed": grade.seed}
+            for grade in grades for result in (grade.results or [_nothing_graded(grade)])]
+
+
+def _nothing_graded(grade: CopyGrade) -> ExerciseResult:
+    return ExerciseResult(Exercise(grade.stage, 0, "(nothing could be graded)", ""), [], 0.0, 0.0,
+                          reason=one_line(f"refused: {grade.refused}"))
 
 
 def as_json(grades: list[CopyGrade]) -> dict:
@@ -804,17 +874,29 @@ COLUMNS = ["student", "stage", "exercise", "title", "extension", "points", "max_
 def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     book_csv, book_json = out / "gradebook.csv", out / "gradebook.json"
-    with book_csv.open("w", newline="", encoding="utf-8") as handle:
+    # A folder's name can hold bytes that are not UTF-8 (os.fsdecode makes them surrogates): written as escapes.
+    with book_csv.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         writer = csv.DictWriter(handle, COLUMNS)
         writer.writeheader()
         writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in rows(grades))
-    book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8")
+    book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8", errors="backslashreplace")
     cards = out / "scorecards"
     cards.mkdir(exist_ok=True)
     for grade in grades:
-        name = re.sub(r"[^\w.-]+", "_", f"{grade.student}-{grade.stage}")
-        (cards / f"{name}.txt").write_text(scorecard(grade, whole=True) + "\n", encoding="utf-8")
+        (cards / f"{file_name(grade.student)}-{grade.stage or 'none'}.txt").write_text(
+            scorecard(grade, whole=True) + "\n", encoding="utf-8", errors="backslashreplace")
     return book_csv, book_json
+
+
+def file_name(student: str) -> str:
+    """A student's name as a file name of its own: kept when it is plain (lower-case letters, digits, ``._-``),
+    else cleaned and followed by ``~`` and a hash of the whole name. A plain name holds no ``~``, and two
+    names cleaned alike (``ana~b``, ``ana b``) differ in their hash, so no student's file overwrites
+    another's, on a file system that ignores case too."""
+    if re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", student):
+        return student
+    digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", student)[:48].lower() + "~" + digest
 
 
 def spreadsheet_text(value):
@@ -876,7 +958,7 @@ def classroom50_result(grades: list[CopyGrade], environ: dict, now: float | None
     tests = [{"test-name": f"{grade.stage} {_label(result)}", "passed": result.passed,
               "score": min(int(result.points + 1e-9), round(result.max_points)), "max-score": round(result.max_points),
               "points": result.points, "message": result.reason or grade.refused}
-             for grade in grades for result in grade.results]
+             for grade in grades for result in (grade.results or [_nothing_graded(grade)])]
     found = {field: environ[name] for field, name in CLASSROOM50_VARIABLES.items()}
     return {"schema": CLASSROOM50_SCHEMA, **found, "assignment_type": "individual",
             "owner": environ.get("OWNER") or environ.get("USERNAME") or grades[0].student,
@@ -892,9 +974,10 @@ def write_classroom50(grades: list[CopyGrade], out: Path, environ: dict) -> list
         students.setdefault(grade.student, []).append(grade)
     written = []
     for student, theirs in students.items():
-        path = out / "result.json" if len(students) == 1 else out / "results" / (re.sub(r"[^\w.-]+", "_", student) + ".json")
+        path = out / "result.json" if len(students) == 1 else out / "results" / (file_name(student) + ".json")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(classroom50_result(theirs, environ), ensure_ascii=False, indent=2), encoding="utf-8")
+        path.write_text(json.dumps(classroom50_result(theirs, environ), ensure_ascii=False, indent=2), encoding="utf-8",
+                        errors="backslashreplace")
         written.append(path)
     return written
 

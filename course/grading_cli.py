@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -104,9 +105,13 @@ def do_check(args, _) -> int:
 # ---------------------------------------------------------------- grade
 
 def add_grade(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", help="copies, or folders of them (CLASS/STUDENT/sNN/agent.py)")
+    parser.add_argument("paths", nargs="*", help="copies, or folders of them (CLASS/STUDENT/sNN/agent.py)")
     parser.add_argument("--out", default="grading", help="where to write gradebook.csv, gradebook.json and the "
                                                          "scorecards (default: ./grading)")
+    parser.add_argument("--repos", metavar="ROSTER",
+                        help="first clone each student's repository named in ROSTER (a line each: STUDENT URL [REF]) "
+                             "into OUT/submissions/STUDENT, then grade those: the grade is computed here, not in "
+                             "the student's repository")
     parser.add_argument("--stages", help="grade only these stages, e.g. s03,s04")
     parser.add_argument("--summary", metavar="FILE", help="append a Markdown summary to FILE (CI: $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--student", help="the student's name, for a single student's repository (CI)")
@@ -117,12 +122,16 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
 
 
 def do_grade(args, _) -> int:
-    copies = grading.find_copies(args.paths)
+    paths = list(args.paths)
+    if args.repos:
+        paths.append(str(collect(Path(args.repos), Path(args.out) / "submissions")))
+    if not paths:
+        raise CourseError("grade takes the folders to grade (CLASS, or CLASS/*), or --repos ROSTER")
+    grader_outside(paths)
+    copies = grading.find_copies(paths, student=args.student)
     if args.stages:
         wanted = set(args.stages.split(","))
-        copies = [copy for copy in copies if copy[1] in wanted]
-    if args.student:
-        copies = [(args.student, stage, folder) for _, stage, folder in copies]
+        copies = [copy for copy in copies if copy[1] in wanted or not copy[1]]
     options = options_from(args)
     if args.format == "classroom50":  # a missing variable is said before anything is graded
         grading.classroom50_result([grading.CopyGrade("", "", Path(), [], 0)], os.environ)
@@ -131,19 +140,82 @@ def do_grade(args, _) -> int:
     book_csv, book_json = grading.write_gradebook(grades, Path(args.out))
     if args.format == "classroom50":
         grading.write_classroom50(grades, Path(args.out), os.environ)
-    # A student's name is a folder's name, theirs to choose: shown with its control characters escaped.
-    width = max(len(grading.shown_line(grade.student)) for grade in grades)
+    # A student's name is a folder's name, theirs to choose, and so are the reasons that quote a folder: each
+    # line is shown with its control characters escaped, so that a name cannot draw a line of its own.
+    width = max(len(shown(grade.student)) for grade in grades)
     for grade in grades:
         failing = next((r for r in grade.results if not r.passed), None)
-        print(f"{grading.shown_line(grade.student):<{width}}  {grade.stage}  {grade.points:g} of {grade.max_points:g} points"
-              + (f"  ({grading.shown_line(grade.refused)})" if grade.refused else f"  first failure: exercise "
-                 f"{failing.exercise.number}: {failing.reason}" if failing else ""))
+        print(f"{shown(grade.student):<{width}}  {grade.stage or '-':<3}  {grade.points:g} of {grade.max_points:g} points"
+              + (f"  ({shown(grade.refused)})" if grade.refused else f"  first failure: exercise "
+                 f"{failing.exercise.number}: {shown(failing.reason)}" if failing else ""))
     print(f"{len(grades)} copies graded in {time.perf_counter() - started:.1f} s (seed {options.seed}; "
           f"{grades[0].confinement}); wrote {book_csv} and {book_json}")
     if args.summary:
-        with open(args.summary, "a", encoding="utf-8") as summary:
+        with open(args.summary, "a", encoding="utf-8", errors="backslashreplace") as summary:
             summary.write(grading.summary_markdown(grades))
     return 0 if all(grade.points == grade.max_points for grade in grades) else 1
+
+
+def shown(text: str) -> str:
+    """One line of a student's text, safe to print: no control character, no byte that is not UTF-8."""
+    return grading.shown_line(grading.printable_name(text))
+
+
+def grader_outside(paths: list[str]) -> None:
+    """Refuse to grade a folder the grader itself would be read from. Python puts the folder it starts in
+    first on sys.path (https://docs.python.org/3/library/sys_path_init.html), so a grader started inside a
+    student's repository would import that repository's ``course/`` or ``random.py`` before its own, and run
+    the student's code outside any confinement: start it elsewhere, with ``python -I``, which leaves the
+    current folder off sys.path (https://docs.python.org/3/using/cmdline.html#cmdoption-I). Checked here
+    too, so that a setup that forgets is refused rather than fooled (a student module already imported
+    could hide from this check; the setup is what holds)."""
+    graded = {Path(os.path.realpath(path)) for path in paths} | {Path(os.path.abspath(path)) for path in paths}
+    own = [entry or os.getcwd() for entry in sys.path]
+    own += [module.__file__ for module in list(sys.modules.values()) if isinstance(getattr(module, "__file__", None), str)]
+    for place in own:
+        where = Path(os.path.realpath(place))
+        for folder in graded:
+            if where == folder or folder in where.parents:
+                raise CourseError(f"the grader would read its own code from {where}, inside {folder}, the folder "
+                                  "being graded: start it from another folder with `python -I -m course grade FOLDER` "
+                                  "(the course's own checkout, say), never from a student's repository")
+
+
+ROSTER_LINE = re.compile(r"(?P<student>[A-Za-z0-9][A-Za-z0-9._-]{0,63})\s+(?P<url>\S+)(?:\s+(?P<ref>\S+))?")
+
+
+def collect(roster: Path, into: Path) -> Path:
+    """Clone each student's repository of the roster (``STUDENT URL [REF]`` a line; # a comment) into
+    INTO/STUDENT, named by the roster, never by the repository. A repository that cannot be cloned leaves
+    its student's folder empty (graded "no copy"), and the next is cloned."""
+    import subprocess
+    try:
+        lines = roster.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise CourseError(f"--repos {roster}: {error.strerror or error}") from None
+    into.mkdir(parents=True, exist_ok=True)
+    for number, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = ROSTER_LINE.fullmatch(line)
+        if not match or match["student"] in (".", ".."):
+            raise CourseError(f"--repos {roster}, line {number}: expected STUDENT URL [REF] (a STUDENT of letters, "
+                              f"digits, . _ -), got {line!r}")
+        target = into / match["student"]
+        if os.path.lexists(target):
+            raise CourseError(f"--repos: {target} is already there: collect into an --out of its own")
+        target.mkdir()
+        # No hooks, no submodules, no credentials asked for on a terminal: a clone that cannot be made is one line.
+        command = ["git", "-c", "core.hooksPath=/dev/null", "clone", "--quiet",
+                   "--depth", "1", "--no-recurse-submodules"] + (["--branch", match["ref"]] if match["ref"] else []) \
+            + ["--", match["url"], str(target)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        if done.returncode:
+            print(f"{match['student']}: could not clone {shown(match['url'])}: "
+                  f"{shown(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'git failed')}")
+    return into
 
 
 # ---------------------------------------------------------------- bench grading

@@ -677,7 +677,11 @@ def test_the_workflows_grading_step_runs_on_a_student_repository(tmp_path):
     repository = tmp_path / "student-repo"
     make_copy(repository / "s00", "s00", solved=(1, 2))
     summary = tmp_path / "summary.md"
+    runner = tmp_path / "runner"  # the runner's RUNNER_TEMP, where the workflow cloned the course
+    runner.mkdir()
+    (runner / "course").symlink_to(ROOT)
     environment = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_REPOSITORY": "class/ana",
+                   "GITHUB_WORKSPACE": str(repository), "RUNNER_TEMP": str(runner),
                    **{name: str(value) for name, value in step.get("env", {}).items()}}
     environment["PATH"] = f"{ROOT / '.venv' / 'bin'}:{environment['PATH']}"
     import subprocess
@@ -685,7 +689,7 @@ def test_the_workflows_grading_step_runs_on_a_student_repository(tmp_path):
                               capture_output=True, text=True, timeout=120)
     assert finished.returncode in (0, 1), finished.stderr
     assert "| s00 | 2 of 3 |" in summary.read_text(encoding="utf-8")
-    book = json.loads((repository / "grading" / "gradebook.json").read_text(encoding="utf-8"))
+    book = json.loads((runner / "grading" / "gradebook.json").read_text(encoding="utf-8"))
     assert book["copies"][0]["points"] == 2
 
 

@@ -1,0 +1,134 @@
+"""Grading a class: nothing in one student's folder ends the run, names another student, overwrites another
+student's files, runs as a formula in a spreadsheet, or draws lines of its own in the terminal. Every
+problem with one student's folder is that student's own row: 0 points and a one-line reason.
+
+The copies here are the stubs ``course exercise`` writes: they are refused or scored 0 before any child
+runs, so a class of them grades in well under a second with the real grader.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+
+import pytest
+
+from course import grading
+from course.__main__ import main
+from test_grading import make_copy
+
+pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
+
+HOSTILE = os.fsdecode(b"j\xffx")  # a folder name that is not UTF-8
+
+
+def hostile_class(root):
+    """A class folder where each student but ana did something to the run."""
+    klass = root / "class"
+    make_copy(klass / "ana" / "s00", "s00")
+    make_copy(klass / "bob" / "s00", "s00")
+    make_copy(klass / "bob" / "old" / "s00", "s00")        # two copies of one stage
+    make_copy(klass / "mallory", "s00")                    # a copy with no stage folder
+    make_copy(klass / "nina" / "ana" / "s00", "s00")       # a copy in a folder named after another student
+    (klass / "eve").mkdir()                                # nothing handed in
+    make_copy(klass / "otto" / "s00", "s00")
+    agent = klass / "otto" / "s00" / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8").replace('STAGE = "s00"', 'STAGE = "s99"'), encoding="utf-8")
+    (klass / "zed").symlink_to(klass / "ana")               # a link where a folder should be
+    make_copy(klass / HOSTILE / "s00", "s00")
+    (klass / "roster.csv").write_text("ana,bob\n", encoding="utf-8")  # a file beside the students: no student
+    return klass
+
+
+STUDENTS = {"ana", "bob", "mallory", "nina", "eve", "otto", "zed", grading.printable_name(HOSTILE)}
+
+
+@pytest.mark.parametrize("given", ["CLASS", "CLASS/*"])
+def test_every_student_is_named_by_their_folder_and_no_folder_ends_the_run(tmp_path, given):
+    klass = hostile_class(tmp_path)
+    paths = [str(klass)] if given == "CLASS" else sorted(str(path) for path in klass.iterdir() if path.name != "roster.csv")
+    found = grading.find_copies(paths)
+    assert {student for student, *_ in found} == STUDENTS
+    problems = {student: problem for student, _, _, problem in found if problem}
+    assert set(problems) == {"bob", "eve", "otto", "zed"}
+    assert "2 copies of s00" in problems["bob"] and "symbolic link" in problems["zed"]
+    assert "s99" in problems["otto"] and "no copy" in problems["eve"]
+    assert all("\n" not in problem for problem in problems.values())
+    assert [stage for student, stage, _, problem in found if student == "mallory" and not problem] == ["s00"]
+    assert [stage for student, stage, _, _ in found if student == "nina"] == ["s00"]
+
+    out = tmp_path / "out"
+    assert main(["grade", *paths, "--out", str(out), "--seed", "5"]) == 1
+    book = json.loads((out / "gradebook.json").read_text(encoding="utf-8"))
+    assert {row["student"] for row in book["rows"]} == STUDENTS
+    for row in book["rows"]:
+        assert row["points"] == 0
+        if row["student"] in problems:
+            assert row["reason"] and "\n" not in row["reason"]
+    cards = list((out / "scorecards").iterdir())
+    assert len(cards) == len(book["copies"])
+
+
+def test_a_student_folder_given_alone_names_every_copy_in_it(tmp_path):
+    klass = hostile_class(tmp_path)
+    assert {student for student, *_ in grading.find_copies([str(klass / "nina")], student="nina")} == {"nina"}
+    assert {student for student, *_ in grading.find_copies([str(klass / "bob")])} == {"bob"}  # holds s00/
+    assert {student for student, *_ in grading.find_copies([str(klass / "ana" / "s00")])} == {"ana"}
+    assert {student for student, *_ in grading.find_copies([str(klass / "bob")], student="bob-repo")} == {"bob-repo"}
+
+
+def _grade(student: str, points: float = 1.0) -> grading.CopyGrade:
+    exercise = grading.stage_exercises("s00")[0]
+    result = grading.ExerciseResult(exercise, [grading.CaseResult("c", "g", points > 0)], points, 1.0,
+                                    reason="" if points else "=1+1")
+    return grading.CopyGrade(student, "s00", grading.Path("/nowhere") / student.replace("/", "_"), [result], 7,
+                             confinement="confined")
+
+
+RUNNER = {"CLASSROOM": "c", "ASSIGNMENT": "a", "SUBMISSION_TAG": "t", "COMMIT_URL": "u", "RELEASE_URL": "r"}
+
+
+def test_names_cleaned_alike_keep_a_file_each(tmp_path):
+    names = ["ana~b", "ana_b", "ana b", "Ana_b", "ANA_B", HOSTILE]
+    grades = [_grade(name, points) for name, points in zip(names, (1.0, 0.0, 1.0, 0.0, 1.0, 0.0))]
+    grading.write_gradebook(grades, tmp_path / "out")
+    written = grading.write_classroom50(grades, tmp_path / "out", RUNNER)
+    cards = sorted((tmp_path / "out" / "scorecards").iterdir())
+    assert len(cards) == len(names) and len({path.name.lower() for path in cards}) == len(names)
+    assert len(written) == len({path.name.lower() for path in written}) == len(names)
+    scores = sorted(json.loads(path.read_text(encoding="utf-8"))["score"] for path in written)
+    assert scores == [0, 0, 0, 1, 1, 1]
+    assert (tmp_path / "out" / "scorecards" / "ana_b-s00.txt").is_file()  # a plain name stays as it is
+
+
+FORMULAS = ['=HYPERLINK("https://example.com","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "=1+1"]
+
+
+def test_no_text_cell_of_the_gradebook_starts_a_formula(tmp_path):
+    grading.write_gradebook([_grade(name, 0.0) for name in FORMULAS], tmp_path / "out")
+    with (tmp_path / "out" / "gradebook.csv").open(encoding="utf-8", newline="") as handle:
+        read = list(csv.DictReader(handle))
+    assert [row["student"] for row in read] == ["'" + name for name in FORMULAS]
+    assert all(row["reason"] == "'=1+1" for row in read)
+    for row in read:
+        assert not any(value[:1] in ("=", "+", "-", "@", "\t", "\r") for value in row.values())
+
+
+FORGERY = "bob\x1b[2K\r\nbob  s00  3 of 3 points\x1b]8;;https://example.com\x07"
+
+
+def test_a_folder_name_draws_no_line_of_its_own(tmp_path, capsys):
+    klass = tmp_path / "class"
+    make_copy(klass / FORGERY / "s00", "s00")
+    make_copy(klass / "ana" / "s00", "s00")
+    summary = tmp_path / "summary.md"
+    main(["grade", str(klass), "--out", str(tmp_path / "out"), "--seed", "5", "--summary", str(summary)])
+    printed = capsys.readouterr().out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", printed)
+    lines = printed.splitlines()
+    assert len(lines) == 3 and not any(line.startswith("bob  s00  3 of 3") for line in lines)
+    markdown = summary.read_text(encoding="utf-8")
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", markdown)
+    assert not any(line.startswith("bob") for line in markdown.splitlines())  # the name stays inside its code span
