@@ -15,7 +15,7 @@ import types
 import pytest
 import yaml
 
-from course import grading, grading_cli
+from course import grading_cli
 from course.__main__ import main
 from course.models import CourseError
 from test_grading import ROOT, make_copy, needs_confinement
