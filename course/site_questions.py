@@ -71,6 +71,7 @@ STOP_REASONS_JA = {
 CUT_OR_REFUSED = ("max_tokens", "refusal", "model_context_window_exceeded")
 
 FAILING_TASK = "Compute the total price in missing.txt"  # the tutor reads a file the workspace lacks
+FAILING_TASK_JA = "missing.txt の合計金額を計算して"  # the same task as a Japanese page asks it
 
 
 @dataclass(frozen=True)
@@ -339,27 +340,28 @@ def worst_cost(stage: str, module) -> str:
 def failed_call(stage: str) -> str:
     from .site import traced_run
 
-    run = traced_run(stage, FAILING_TASK)
+    task = say(FAILING_TASK, FAILING_TASK_JA)
+    run = traced_run(stage, task)
     result = run.result
     if result is None:
-        raise PlaceholderError(f"the run of {stage} on {FAILING_TASK!r} returned no result")
+        raise PlaceholderError(f"the run of {stage} on {task!r} returned no result")
     messages, workspace = result["messages"], result["workspace"]
     calls = {block["id"]: block for message in messages if message["role"] == "assistant"
              for block in message["content"] if block.get("type") == "tool_use"}
     failed = next((block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
                    for block in message["content"] if block.get("type") == "tool_result" and block.get("is_error")), None)
     if failed is None:
-        raise PlaceholderError(f"the run of {stage} on {FAILING_TASK!r} made no call that failed")
+        raise PlaceholderError(f"the run of {stage} on {task!r} made no call that failed")
     call = calls[failed["tool_use_id"]]
     shown = "\n".join(json.dumps(block, ensure_ascii=False, indent=2) for block in
                       ({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["input"]}, failed))
     lines = [say("**3. What does a failed tool call return to the model?**", "**3. 失敗したツール呼び出しはモデルに何を返すか**"), "",
              say(f"A `tool_result` with `is_error` set, in the next user message, and the run goes on. Here is the "
                  f"call and its answer from a run of {stage} on the offline model, made while this page was built "
-                 f"(the task: \"{FAILING_TASK}\", a file the workspace does not have):",
+                 f"(the task: \"{task}\", a file the workspace does not have):",
                  f"`is_error` を設定した `tool_result` を次の user メッセージで返し、実行は続きます。次に示すのは、"
                  f"このページのビルド中にオフラインモデルで動かした {stage} の実行の、呼び出しとその答えです"
-                 f"（タスクは「{FAILING_TASK}」で、ワークスペースにないファイルを読ませます）。"), "",
+                 f"（タスクは「{task}」で、ワークスペースにないファイルを読ませます）。"), "",
              fenced("json", shown.replace(workspace, "<workspace>")).rstrip("\n"), "",
              say(f"The model reads exactly this text on its next call, and nothing else about the failure; the run "
                  f"ended with `{result['stop_reason']}` after {result['turns']} turns.",
