@@ -334,6 +334,11 @@ def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
         return
     del package
     observations.flush()
+    try:
+        probes.warm_up()  # made once here rather than in every case's fork
+    except Exception:  # a cold start costs time, never a grade
+        pass
+    gc.freeze()  # what the import made is shared by the cases' forks, not walked (and so copied) by each
     for index, case in enumerate(order["cases"]):
         folder = work / f"case-{index}"
         folder.mkdir()

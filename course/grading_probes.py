@@ -145,6 +145,19 @@ def plan_turns(rng: random.Random, files: dict[str, str]) -> list[list[dict]]:
     return turns
 
 
+def warm_up() -> None:
+    """What the drivers use on the first call (the SDK's models, the offline client, the support package's
+    reading of the Python that runs it), made once in the child before its cases are forked from it, so
+    that each case's fork does not make it again. Nothing of the copy runs here."""
+    import course
+    import course.paths
+
+    message = sdk_message([{"type": "text", "text": "warm"}], stop_reason="end_turn")
+    client = scripted_client([[{"type": "text", "text": "warm"}]])
+    client.messages.create(model="offline", max_tokens=16, messages=[{"role": "user", "content": message.content[0].text}])
+    course.paths.harness_environment()
+
+
 def same(got, want) -> str | None:
     if got == want:
         return None
