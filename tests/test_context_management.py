@@ -32,9 +32,9 @@ def history(turns: int, size: int = 4000) -> list:
 
 
 def create(client, messages, edit, beta, **extra):
-    return client.messages.create(model="scripted", max_tokens=256, messages=messages, **extra,
-                                  extra_body={"context_management": {"edits": [edit]}},
-                                  extra_headers={"anthropic-beta": beta} if beta else None)
+    """As the API's documentation calls it: the beta client, which knows the blocks an edit returns."""
+    return client.beta.messages.create(model="scripted", max_tokens=256, messages=messages, **extra,
+                                       context_management={"edits": [edit]}, **({"betas": [beta]} if beta else {}))
 
 
 def test_an_edit_needs_its_beta_header():
