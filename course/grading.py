@@ -295,15 +295,25 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
 # A region's code, checked before it runs
 
 BANNED_CALLS = {"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-                "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super"}
+                "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super", "attrgetter",
+                "methodcaller"}
 BANNED_MODULES = {"sys", "os", "gc", "inspect", "importlib", "builtins", "ctypes", "subprocess", "signal", "threading",
                   "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest"}
 BANNED_ATTRIBUTES = {"grading", "grading_jail", "grading_probes", "exercises", "scorecard_plugin", "exercise_text",
-                     "confinement", "modules", "environ", "import_module", "exec", "eval", "system", "popen"} | BANNED_MODULES
+                     "confinement", "modules", "environ", "import_module", "exec", "eval", "system", "popen",
+                     "attrgetter", "methodcaller", "vformat", "get_field", "Formatter"} | BANNED_MODULES
 # A module reached as an attribute (course.importlib, json.codecs.builtins) is refused as the bare name is;
 # this check is for a clear message, and the confinement, not this list, is what a copy cannot get past.
 ALLOWED_DUNDERS = {"__name__", "__qualname__"}  # type(error).__name__ is how a message names an exception
 FRAME_ATTRIBUTE = re.compile(r"^(f|gi|cr|ag|tb|co)_\w+$")
+# A dunder reached by a name in a string: getattr's, a format field ("{0.__class__}"), a mapping pattern's
+# key, the key of a dict passed as **keywords. A string may not name one at all.
+DUNDER_IN_TEXT = re.compile(r"__[A-Za-z0-9]")
+FORMATS = {"format", "format_map"}  # str.format reaches attributes by the names in its fields
+
+
+def _attribute_refused(name: str) -> bool:
+    return (name.startswith("_") and name not in ALLOWED_DUNDERS) or name in BANNED_ATTRIBUTES or bool(FRAME_ATTRIBUTE.match(name))
 
 
 # CPython 3.11 keeps the AST constructor's recursion depth in state every thread shares, so two parses at
@@ -334,10 +344,23 @@ def region_problems(body: Body) -> list[str]:
             say(node, f"no {type(node).__name__.lower()} in an exercise region: it changes only its own function")
         elif isinstance(node, ast.Name) and (node.id.startswith("__") or node.id in BANNED_CALLS | BANNED_MODULES):
             say(node, f"{node.id!r} is not for an exercise region")
-        elif isinstance(node, ast.Attribute) and ((node.attr.startswith("_") and node.attr not in ALLOWED_DUNDERS)
-                                                  or node.attr in BANNED_ATTRIBUTES
-                                                  or FRAME_ATTRIBUTE.match(node.attr)):
+        elif isinstance(node, ast.Attribute) and _attribute_refused(node.attr):
             say(node, f"'.{node.attr}' is not for an exercise region")
+        elif isinstance(node, ast.Attribute) and node.attr in FORMATS and not isinstance(node.value, ast.Constant):
+            say(node, f"'.{node.attr}' only on a string written out in the region: its fields can name attributes")
+        elif isinstance(node, ast.MatchClass) and (refused := [name for name in node.kwd_attrs if _attribute_refused(name)]):
+            say(node, f"'{refused[0]}=' in a class pattern reads that attribute: it is not for an exercise region")
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and (node.name or "").startswith("__"):
+            say(node, f"{node.name!r} is not for an exercise region")
+        elif isinstance(node, ast.keyword) and (node.arg or "").startswith("__"):
+            say(node, f"the keyword {node.arg!r} is not for an exercise region")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.startswith("__"):
+            say(node, f"{node.name!r} is not for an exercise region")
+        elif isinstance(node, ast.arg) and node.arg.startswith("__"):
+            say(node, f"the parameter {node.arg!r} is not for an exercise region")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and DUNDER_IN_TEXT.search(
+                node.value if isinstance(node.value, str) else node.value.decode("latin-1")):
+            say(node, "a string that names a dunder ('__...') is not for an exercise region")
     return problems[:5]
 
 
