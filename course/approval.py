@@ -7,8 +7,8 @@ A person approves what the screen shows, so the screen must show all of it, and 
   call itself breaks ended with ⏎, so that a wrap and a line break look different;
 * every character visible: a control character, an escape sequence, a zero-width or combining mark,
   a bidirectional control, a private-use or unassigned code point is written as its escape (\\x1b,
-  \\u200b), never obeyed or hidden; so is a right-to-left letter, which the terminal would lay out in
-  another order, and the reasons say so; a wide character counts two columns;
+  \\u200b), never obeyed or hidden; so is a right-to-left letter or a digit other than ASCII's, which the
+  terminal would lay out in another order, and the reasons say so; a wide character counts two columns;
 * its length in characters, and every reason it is not plain, not only the first;
 * a call too long to show whole on one screen is not asked about: ``TooLong`` says why, and the gate
   refuses it with that reason (the dangerous middle of a 4,000-character command would scroll off).
@@ -47,20 +47,26 @@ def terminal_size() -> tuple[int, int]:
 def visible(text: str) -> str:
     """``text`` with nothing invisible, obeyed or reordered left: the terminal controls, private-use and
     unassigned code points (course.trace), tabs, every zero-width, format or combining character, and
-    every right-to-left letter, as its escape. Newlines are kept (they break lines)."""
+    every right-to-left letter and every digit that is not ASCII's, as its escape. Newlines are kept (they break lines)."""
     shown = escape_terminal_controls(text).replace("\t", "\\t")
     return "".join((f"\\u{ord(character):04x}" if ord(character) <= 0xFFFF else escaped(character))
                    if hidden_character(character) or right_to_left(character) else character for character in shown)
 
 
 def right_to_left(character: str) -> bool:
-    """A letter written right to left (Hebrew, Arabic: bidirectional class R or AL). The terminal lays a
-    run of them out in its own order, and the neutral characters around them with it, so that
-    `rm -rf שלום /` may look like another command (https://www.unicode.org/reports/tr9/)."""
-    return unicodedata.bidirectional(character) in ("R", "AL")
+    """A letter written right to left (Hebrew, Arabic: bidirectional class R or AL), or a digit that is
+    not ASCII's (Arabic-Indic: AN; Extended Arabic-Indic, superscript, full-width: EN). The terminal lays
+    a run of such letters out in its own order, and the neutral characters around them with it, so that
+    `rm -rf שלום /` may look like another command; digits pull the neutrals between them the same way:
+    rule N1 of the bidirectional algorithm takes an Arabic number for R there (a European one too where
+    no left-to-right letter comes before it, W7), so the `>` of `cat memo.md ٠>٠/../memo.md` may be drawn
+    mirrored (https://www.unicode.org/reports/tr9/#N1). Terminals apply the algorithm in their own ways,
+    so every digit but ASCII's is escaped; those stay readable, since every command is written with them."""
+    kind = unicodedata.bidirectional(character)
+    return kind in ("R", "AL", "AN") or (kind == "EN" and not character.isascii())
 
 
-RIGHT_TO_LEFT = "contains right-to-left letters, which the terminal may show in another order"
+RIGHT_TO_LEFT = "contains right-to-left letters or digits, which the terminal may show in another order"
 
 
 # Letters that fonts draw blank: the Hangul fillers, which Unicode lists as Default_Ignorable_Code_Point

@@ -163,7 +163,25 @@ def test_right_to_left_letters_are_shown_as_escapes_and_said_why(letters):
     assert body_of(lines) == "rm -rf " + "".join(f"\\u{ord(letter):04x}" for letter in letters) + " /tmp/x"
     assert not any(letter in "".join(lines) for letter in letters)
     said = " ".join(line.strip() for line in lines)
-    assert "it is not plain; the command contains right-to-left letters, which the terminal may show in another order" in said
+    assert "it is not plain; the command contains right-to-left letters or digits, which the terminal may show in another order" in said
+
+
+# Arabic-Indic (AN), Extended Arabic-Indic (EN), Devanagari's and full-width digits, a superscript: between two
+# such digits a neutral may resolve right to left, and `cat memo.md ٠>٠/../memo.md` may be drawn mirrored.
+@pytest.mark.parametrize("digit", ["\u0660", "\u0669", "\u06f0", "\u06f9", "\uff11", "\u00b2", "\u2081"])
+def test_digits_other_than_asciis_are_shown_as_escapes_and_said_why(digit):
+    command = f"cat memo.md {digit}>{digit}/../memo.md"
+    lines = course.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
+    code = f"\\u{ord(digit):04x}"
+    assert body_of(lines) == f"cat memo.md {code}>{code}/../memo.md" and digit not in "".join(lines)
+    said = " ".join(line.strip() for line in lines)
+    assert "the command contains right-to-left letters or digits, which the terminal may show in another order" in said
+
+
+def test_asciis_digits_and_other_scripts_numerals_that_keep_their_order_are_shown_as_they_are():
+    lines = course.approval.screen("run_command", {"command": "head -n 20 memo.md > 第3章.txt"}, "why", "once only: x",
+                                   (80, 30))
+    assert body_of(lines) == "head -n 20 memo.md > 第3章.txt" and "right-to-left" not in " ".join(lines)
 
 
 def test_a_call_without_right_to_left_letters_says_nothing_of_them():
@@ -185,7 +203,7 @@ def test_a_person_sees_right_to_left_letters_and_bidirectional_controls_as_escap
     body = [line[len(course.approval.MARGIN):] for line in question.splitlines() if line.startswith(course.approval.MARGIN)]
     assert "".join(body) == BIDI_SHOWN and "\\u05e9\\u05dc\\u05d5\\u05dd \\u202e\\u2067 \\ue000 \\u0378" in BIDI_SHOWN
     said = " ".join(line.strip() for line in question.splitlines())
-    assert "contains right-to-left letters, which the terminal may show in another order" in said
+    assert "contains right-to-left letters or digits, which the terminal may show in another order" in said
     terminal("send-keys", "-t", "stage", "n", "Enter")
     shown = screen_until(terminal, "RESULT")
     assert "RESULT [[false, true]]" in shown and (workspace / "important.txt").exists()
