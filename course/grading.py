@@ -325,8 +325,12 @@ def _attribute_refused(name: str) -> bool:
 _ONE_PARSE_AT_A_TIME = exercises._PARSING
 
 
-def region_problems(body: Body) -> list[str]:
-    """What an exercise region may not do, each with its line in the student's file."""
+def region_problems(body: Body, stage: str = "") -> list[str]:
+    """What an exercise region may not do, each with its line in the student's file (with ``stage``, also
+    the names that lead to where the support package holds the exercise's answer)."""
+    elsewhere = grading_probes.ANSWERS_ELSEWHERE.get((stage, body.exercise), ())
+    answers = {part for module, name in elsewhere for part in (module.rpartition(".")[2], name)}
+    answer_paths = answers | {f"{module}.{name}" for module, name in elsewhere} | {module for module, _ in elsewhere}
     source = _dedented(body.text)
     try:
         with _ONE_PARSE_AT_A_TIME:
@@ -361,6 +365,13 @@ def region_problems(body: Body) -> list[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and DUNDER_IN_TEXT.search(
                 node.value if isinstance(node.value, str) else node.value.decode("latin-1")):
             say(node, "a string that names a dunder ('__...') is not for an exercise region")
+        # No stage imports these by name: the way to them is an attribute (course.transcript.Loaded), or a string.
+        elif (isinstance(node, ast.Attribute) and node.attr in answers) or (isinstance(node, ast.Constant)
+                                                                           and node.value in answer_paths):
+            named = node.attr if isinstance(node, ast.Attribute) else node.value
+            where = next(f"{module}.{name}" for module, name in elsewhere if named in (name, module, f"{module}.{name}")
+                         or module.endswith("." + named))
+            say(node, f"{named!r} leads to {where}, which does this exercise's work: write it here")
     return problems[:5]
 
 
@@ -542,7 +553,7 @@ def prepare_exercise(exercise: Exercise, body: Body | None, seed: int, options: 
         ready.result = _all_failed(exercise, drawn, max_points, f"{exercise.file} is not in the copy")
     elif body.is_stub:
         ready.result = _all_failed(exercise, drawn, max_points, "still the stub: write the code between the markers")
-    elif problems := (region_problems(body) if options.check_regions else []):
+    elif problems := (region_problems(body, exercise.stage) if options.check_regions else []):
         ready.result = _all_failed(exercise, drawn, max_points, problems[0])
     else:
         ready.files = assemble(exercise.stage, body)

@@ -48,6 +48,18 @@ class Probe:
 
 PROBES: dict[tuple[str, int], list[Probe]] = {}
 
+# Where an exercise's answer, or the heart of it, also exists in what a copy can import (the support
+# package; the other stages are out of the child's reach): (module, name). A region of that exercise
+# may not name the module or the object (course.grading.region_problems), so it cannot hand the case
+# to the support package instead of answering it.
+ANSWERS_ELSEWHERE: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
+    ("s01", 3): (("course.offline.validation", "validate_request"),),  # names the calls left unanswered
+    ("s02", 4): (("course.transcript", "Loaded"),),  # Loaded(...).history() rebuilds the history from the lines
+    ("s05", 1): (("course.offline.context_management", "clear_tool_uses"),),  # masks old results, keep and at least
+    ("s05", 3): (("course.offline.validation", "validate_request"),),  # names a broken pair
+    ("s06", 3): (("course.paths", "inside"),),  # what lies beneath a folder
+}
+
 
 def probe(stage: str, number: int, *, uses_reference: bool = True, module: str = "agent", groups=()):
     """Register a class's ``cases``, ``drive`` and ``judge`` as (one more) probe of an exercise. An

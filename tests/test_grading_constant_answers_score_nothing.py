@@ -95,10 +95,10 @@ class InProcess:
                 del sys.modules[name]
 
 
-def judged(stage, number, body_code, seed, tmp_path, want=None):
+def judged(stage, number, body_code, seed, tmp_path, want=None, check=True):
     file, indent, _, _ = region_and_file(stage, number)
     body = grading.Body(number, file, 1, textwrap.indent(body_code + "\n", indent), False)
-    assert not grading.region_problems(body), grading.region_problems(body)
+    assert not check or not grading.region_problems(body, stage), grading.region_problems(body, stage)
     drawn = grading.draw_cases(stage, number, seed)
     probes = grading_probes.probes_for(stage, number)
     module = probes[0].module
