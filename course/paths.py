@@ -25,7 +25,6 @@ import fnmatch
 import functools
 import os
 import re
-import shutil
 import stat
 import sys
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Callable, Iterator, Sequence
 
 MAX_PATH_CHARS = 1024  # a longer path is refused: resolving it costs time that grows with its square
 MAX_PATH_DEPTH = 32    # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
+PATH_MAX = 4096  # Linux's limits.h, NUL included: a longer path cannot be named in one system call
 MAX_READ_BYTES = 1 << 20   # the most a file tool reads of one file into memory (1 MiB; the history keeps 4,000 characters)
 MAX_WRITE_BYTES = 1 << 20  # the most one write_file call may write: 50 MB in one call is no edit
 PATH_ARGUMENTS = ("path", "source", "destination")  # the arguments of the file tools that name a path
@@ -271,19 +271,25 @@ def any_glob(patterns: Sequence[str]) -> Callable[[str], bool]:
 def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Iterator[tuple[Path, bool]]:
     """Every entry under ``root`` as (path, is a regular file), links not followed, not going into a
     folder ``skip`` says to leave. A loop, not recursion: os.walk recurses on Python 3.11, and a chain
-    of folders 1,000 deep broke it."""
-    stack = [root]
+    of folders 1,000 deep broke it. Only entries whose path the system can name (shorter than
+    PATH_MAX, 4,096 bytes on Linux) are yielded: Path.is_symlink() and the like raise on a longer one
+    (ENAMETOOLONG), so a chain made deeper than that would crash every caller; what lies deeper no
+    program reaches by its path (git and editors look from the workspace's top, a few levels down)."""
+    stack = [(root, len(os.fsencode(str(root))))]
     while stack:
-        folder = stack.pop()
+        folder, length = stack.pop()
         try:
             children = list(os.scandir(folder))
         except OSError:
             continue
         for child in children:
+            longer = length + 1 + len(os.fsencode(child.name))
+            if longer >= PATH_MAX:
+                continue
             path = folder / child.name  # joined, not parsed again: a path 1,000 names deep costs its parse each time
             yield path, child.is_file(follow_symlinks=False)
             if child.is_dir(follow_symlinks=False) and not (skip and skip(path)):
-                stack.append(path)
+                stack.append((path, longer))
 
 
 def links_of(path: Path) -> int:
@@ -477,8 +483,10 @@ def git_directory(folder: Path) -> bool:
 # Python puts the folder of the script it runs, or the current folder for `python -m` and `python -c`,
 # first on sys.path, before the standard library and site-packages
 # (https://docs.python.org/3/library/sys_path_init.html): a json.py there is what `import json` imports.
-# So a module at the top of the workspace, or of a folder of it on the harness's own sys.path, named
-# like a module of the standard library or of the environment, runs in the user's next Python there.
+# Any folder of the workspace may be a script's folder (`python tools/report.py` imports tools/json.py;
+# in a copy of the course, s05/json.py runs in the learner's next `python s05/agent.py`, with their API
+# key), so a module anywhere in the workspace named like one of the standard library or of the environment
+# runs in the user's next Python there.
 @functools.lru_cache(maxsize=1)
 def python_module_names() -> frozenset[str]:
     """The top-level modules Python would import from elsewhere: the standard library's
@@ -522,24 +530,28 @@ def _python_path_folders(root: Path, path: tuple[str, ...]) -> frozenset[Path]:
 
 def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
     """The module a Python would import from ``path`` instead of its own ("" if none): NAME.py (or .pyc,
-    .so) or NAME/__init__.py in one of ``folders``, with NAME a module of python_module_names(); or a
-    module anywhere beneath NAME/ there when NAME is a namespace package of the environment (a folder
-    with no __init__.py, such as opentelemetry/): Python joins the portions of every folder on sys.path
-    in order, so the workspace's opentelemetry/trace.py is what `import opentelemetry.trace` imports."""
+    .so) or NAME/__init__.py in one of ``folders`` or any folder beneath one (the folder of the script
+    Python runs comes first), with NAME a module of python_module_names(); or a module anywhere beneath
+    NAME/ there when NAME is a namespace package of the environment (a folder with no __init__.py, such
+    as opentelemetry/): Python joins the portions of every folder on sys.path in order, so the
+    workspace's opentelemetry/trace.py is what `import opentelemetry.trace` imports."""
     name, parent = path.name, path.parent
     stem = next((name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), "")
     if not stem:
         return ""
-    if stem == "__init__" and parent.parent in folders:
+    top = min((folder for folder in folders if path.is_relative_to(folder)), key=lambda folder: len(folder.parts),
+              default=None)
+    if top is None:
+        return ""
+    if stem == "__init__" and parent != top:
         stem, parent = parent.name, parent.parent
-    if parent in folders:
-        return stem if stem in python_module_names() else ""
-    for folder in folders:
-        if path.is_relative_to(folder):
-            inner = (*path.relative_to(folder).parts[:-1], stem)
-            if len(inner) > 1 and inner[0] in namespace_package_names():
-                return ".".join(inner)
-    return ""
+    # A namespace package's portion: the parts from a folder a script may run from down to the module.
+    inner = (*parent.relative_to(top).parts, stem)
+    namespaces = namespace_package_names()
+    for start, part in enumerate(inner[:-1]):
+        if part in namespaces:
+            return ".".join(inner[start:])
+    return stem if stem in python_module_names() else ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -744,7 +756,9 @@ def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) ->
     """After a command (every process of it ended): remove each protected entry it created or replaced,
     which the kernel could not stop since it did not exist yet (a read-only mount needs an entry to
     cover); return their paths, relative to the workspace. An entry is known by its device and inode,
-    never by its path: `mv sub sub2` moves sub/.git with it, and the user's repository is not new."""
+    never by its path: `mv sub sub2` moves sub/.git with it, and the user's repository is not new.
+    What it names was tried, not surely removed: a second call with the same ``before`` names what
+    is still there (course.confinement.run_confined makes it, and fails closed)."""
     root = Path(os.path.realpath(workspace))
     removed, known = [], set(before.values())
     entries, by_content = _protected(workspace)
@@ -754,12 +768,11 @@ def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) ->
         if found in known or (path in by_content and path not in before):
             continue
         entry = Path(path)
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            try:
-                entry.unlink()
-            except OSError:
-                pass
+        # No recursion (shutil.rmtree recurses per level: a chain 1,200 deep in a new .git raised
+        # RecursionError, which stopped this loop and left every later entry in place), no link
+        # followed, and nothing raises: the caller walks again to see what is still there.
+        from .workspace import remove_tree
+
+        remove_tree(entry)
         removed.append(str(entry.relative_to(root)) if entry.is_relative_to(root) else str(entry))
     return removed
