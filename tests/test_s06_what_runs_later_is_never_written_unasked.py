@@ -291,20 +291,23 @@ def test_a_folder_that_is_no_repository_is_written_freely(world):
 
 
 SHADOWING = ["json.py", "os.py", "typing_extensions.py", "json/__init__.py", "pytest.py", "evil.pth", "json.pyc",
-             "anthropic/__init__.py"]
+             "anthropic/__init__.py",
+             # a script's own folder comes first: `python tools/report.py` imports tools/json.py
+             "tools/json.py", "s05/json.py", "sub/os.py", "tools/json/__init__.py", "a/b/c/typing_extensions.pyc"]
 
 
 @pytest.mark.parametrize("path", SHADOWING)
-def test_a_module_at_the_top_of_the_workspace_named_like_one_python_imports_is_denied_without_a_person(world, path):
-    """`python -m x` or `python script.py` in the workspace imports from the workspace first."""
+def test_a_module_in_the_workspace_named_like_one_python_imports_is_denied_without_a_person(world, path):
+    """`python -m x` or `python script.py` in the workspace imports from the workspace first, and
+    `python tools/report.py` from tools/ first."""
     results, _ = play(world, [("write_file", {"path": path, "content": "import os\n"})])
     message = json.loads(results[0]["content"])["message"]
     assert results[0]["is_error"] and "runs later, outside every confinement" in message, message
     assert not (world / path).exists()
 
 
-@pytest.mark.parametrize("path", ["test_foo.py", "main.py", "report.py", "sub/json.py", "tools/os.py", "json.txt",
-                                  "json/data.json", "notes/__init__.py"])
+@pytest.mark.parametrize("path", ["test_foo.py", "main.py", "report.py", "sub/report_json.py", "tools/oss.py", "json.txt",
+                                  "json/data.json", "notes/__init__.py", "tools/json.md"])
 def test_a_users_own_module_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x = 1\n"}).decision == "allow", path
 
@@ -313,7 +316,8 @@ def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
     names = course.paths.python_module_names()
     assert {"json", "os", "typing_extensions", "anthropic"} <= names and "test_foo" not in names
     assert "what Python imports as 'json'" in course.paths.runs_later_by_content(Path(course.SAMPLE), "json.py")
-    assert course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/json.py") == ""
+    assert "what Python imports as 'json'" in course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/json.py")
+    assert course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/report.py") == ""
 
 
 @pytest.mark.parametrize("made", [
@@ -322,6 +326,8 @@ def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
     "echo 'import os' > json.py",
     "mkdir json && echo 'import os' > json/__init__.py",
     "echo 'import os' > typing_extensions.py",
+    "mkdir -p tools && echo 'import os' > tools/json.py",
+    "mkdir -p s05/json && echo 'import os' > s05/json/__init__.py",
 ])
 def test_a_repository_or_a_module_a_command_creates_is_removed_when_it_ends(confined, world, made):
     if made.startswith("git") and not __import__("shutil").which("git"):
@@ -331,6 +337,7 @@ def test_a_repository_or_a_module_a_command_creates_is_removed_when_it_ends(conf
     assert "made" in finished.output and finished.removed, finished.output
     assert course.paths.protected_entries(world) == before
     assert not (world / "json.py").exists() and not (world / "json" / "__init__.py").exists()
+    assert not (world / "tools" / "json.py").exists() and not (world / "s05" / "json" / "__init__.py").exists()
     assert not (world / "odd" / "HEAD").exists() and not (world / "repo.git" / "HEAD").exists()
     assert (world / "memo.md").exists()
 
