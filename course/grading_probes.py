@@ -170,10 +170,46 @@ def warm_up() -> None:
     course.paths.harness_environment()
 
 
-def same(got, want) -> str | None:
+def same(got, want, where: str = "") -> str | None:
+    """None when the answer is the expected one; else where it first differs and what the copy gave there.
+    The expected value is shown only where it is the lesson (a verdict, a kind, a count, a role: a short
+    word or a number); a text, a list or an object the reference computed is described, never given: a
+    scorecard must not hand out the reference's answers, which a table copied from it could replay."""
     if got == want:
         return None
-    return f"got {shown(got)}, expected {shown(want)}"
+    place = where or "the answer"
+    if isinstance(want, dict) and isinstance(got, dict):
+        missing = [key for key in want if key not in got]
+        if missing:
+            return f"{place} lacks {missing[0]!r}"
+        for key in want:
+            if got[key] != want[key]:
+                return same(got[key], want[key], f"{where}[{key!r}]")
+        return f"{place} has {next(key for key in got if key not in want)!r}, which it should not"
+    if isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            return f"{place}: expected {len(want)} items, got {len(got)}: {shown(got)}"
+        index = next(index for index, (a, b) in enumerate(zip(got, want)) if a != b)
+        return same(got[index], want[index], f"{where}[{index}]")
+    if is_lesson(want):
+        return f"{place}: got {shown(got)}, expected {shown(want)}"
+    return f"{place}: got {shown(got)}, not the {described(want)} expected"
+
+
+def is_lesson(value) -> bool:
+    """A value whose showing teaches rather than answers: None, a truth value, a number, a short word."""
+    return value is None or isinstance(value, (bool, int, float)) or (
+        isinstance(value, str) and len(value) <= 24 and " " not in value.strip())
+
+
+def described(value) -> str:
+    if isinstance(value, str):
+        return f"text of {len(value)} characters"
+    if isinstance(value, list):
+        return f"list of {len(value)} items"
+    if isinstance(value, dict):
+        return f"object with keys {', '.join(map(str, value))}"
+    return type(value).__name__
 
 
 def shown(value, limit: int = 120) -> str:
@@ -1008,7 +1044,7 @@ class S06Ask:
             return problem
         for key in ("decision", "by", "asked", "approved", "again"):
             if got.get(key) != want[key]:
-                return f"{key}: got {shown(got.get(key))}, expected {shown(want[key])}"
+                return same(got.get(key), want[key], key)
         if case.params["answer"] == "deny" and not got.get("reason_given"):
             return "a refusal should pass on the person's reason"
         return None
