@@ -121,6 +121,18 @@ class CommandNotStarted(RuntimeError):
     that could not be set up). The message is one line that names the step."""
 
 
+class LeftBehind(RuntimeError):
+    """A command made an entry where another program runs it later (a .git, .vscode/tasks.json, a
+    sitecustomize.py) and the sweep after it could not remove it. The message is one line, for the
+    model and the trace; until a person removes what it names, no command runs in that workspace."""
+
+
+# What the sweep after a command could not remove, per workspace, as {path: (device, inode)}. Kept
+# apart from protected_entries(), which would otherwise count it as there before the next command,
+# for good. It lives as long as the harness's process (a new process sees an ordinary entry).
+_left_behind: dict[str, dict[str, tuple[int, int]]] = {}
+
+
 # ---------------------------------------------------------------- the environment a command gets
 
 def command_environment(workspace: Path) -> dict:
@@ -203,6 +215,7 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     workspace = Path(workspace).resolve()
     clean = _clean_environment(environment, workspace)
     protected = paths.protected_entries(workspace)  # .git and the rest: read-only while it runs
+    before = _before_without_what_was_left(workspace, protected)
     # The harness's own files are hidden whatever the caller hides: a transcript read is a history leaked.
     hidden = [*hidden, *paths.inside(workspace, paths.harness_files())]
     if not LINUX:
@@ -213,13 +226,41 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
                                    read_only=paths.read_only_mounts(workspace, protected))
     # A protected path that did not exist had no entry to mount over: one the command made is removed,
     # now that none of its processes is left to use it, before anything else can run what it holds.
-    removed = paths.remove_new_protected(workspace, protected)
+    removed = paths.remove_new_protected(workspace, before)
+    if removed:  # tried: walk again (nothing new, nothing to look for)
+        _fail_if_left(workspace, before, "the command made")
     if removed:
         note = (f"\n[removed what the command made where other programs would run it later: {', '.join(removed)}; "
                 "commands may not write .git or another folder git takes for a repository, editor or shell "
                 "startup files, Python's startup files, or a module named like one Python imports]")
         finished = dataclasses.replace(finished, output=finished.output + note, removed=tuple(removed))
     return finished
+
+
+def _before_without_what_was_left(workspace: Path, protected: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """What was there before this command, not counting what an earlier command left behind: that is
+    tried again now, and while any of it stands, this command is not run (LeftBehind)."""
+    left = _left_behind.get(str(workspace), {})
+    if not left:
+        return protected
+    before = {path: found for path, found in protected.items() if found not in set(left.values())}
+    paths.remove_new_protected(workspace, before)
+    _fail_if_left(workspace, before, "an earlier command made")
+    return before
+
+
+def _fail_if_left(workspace: Path, before: dict[str, tuple[int, int]], who: str) -> None:
+    """Walk again: anything new still there is said in one line, kept, and every later command refused."""
+    entries = paths.protected_entries(workspace)
+    still = {path: entries[str(workspace / path)] for path in paths.remove_new_protected(workspace, before)
+             if str(workspace / path) in entries and os.path.lexists(workspace / path)}
+    if not still:
+        _left_behind.pop(str(workspace), None)
+        return
+    _left_behind[str(workspace)] = {str(workspace / path): found for path, found in still.items()}
+    names = ", ".join(repr(path) for path in sorted(still))  # repr: a name's control characters escaped
+    raise LeftBehind(f"{who} {names} where other programs run it later, and it could not be removed: "
+                     f"no command runs in this workspace until a person removes it")
 
 
 def _clean_environment(environment: Mapping[str, str] | None, workspace: Path) -> dict[str, str]:

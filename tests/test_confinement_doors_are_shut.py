@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import shlex
 import socket
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
+import course
 import course.confinement as confine
+import course.paths
+import course.workspace
 
 pytestmark = pytest.mark.stage()  # the support package's confinement: no stage is loaded
 
@@ -120,3 +126,83 @@ def test_an_unnamed_socket_pair_still_works(confined, tmp_path):
     """socketpair() reaches nothing, and programs use it (a pipe with two ways)."""
     found = probe("a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())", tmp_path)
     assert found.strip() == "pair"
+
+
+# ---------------------------------------------------------------- the sweep after a command, against one made to defeat it
+
+DEPTH = 1200  # deeper than Python's recursion limit (1,000): shutil.rmtree and Path.rglob raised RecursionError
+CHAIN = (f"{PYTHON} -I -S -c \"import os\nfor _ in range({DEPTH}):\n os.mkdir('deep'); os.chdir('deep')\n"
+         "open('f', 'w').write('x')\"")
+REPOSITORY = ("mkdir -p .git/objects .git/refs .vscode && echo 'ref: refs/heads/main' > .git/HEAD && "
+              "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > .git/config && echo '{}' > .vscode/tasks.json && "
+              "echo x > json.py && echo x > sitecustomize.py")
+NEW = (".git", ".vscode", "json.py", "sitecustomize.py")
+
+
+@pytest.fixture
+def fast_folder(tmp_path):
+    """A workspace on tmpfs where there is one: 1,200 rmdir calls take 2 to 3 s on a busy ext4 disk and
+    a few milliseconds in memory; the code run is the same."""
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        folder = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="confine-test-"))
+        yield folder
+        course.workspace.remove_tree(folder)
+    else:
+        yield tmp_path
+
+
+def test_a_new_git_with_a_chain_deeper_than_recursion_is_removed_with_everything_else(confined, fast_folder):
+    """The chain inside the new .git raised RecursionError in the sweep: the error escaped, the other new
+    entries stayed, and the next command counted the .git as there before."""
+    finished = confine.run_confined(f"{REPOSITORY} && cd .git && {CHAIN}", fast_folder)
+    assert set(NEW) <= set(finished.removed), finished.output
+    assert not any(os.path.lexists(fast_folder / name) for name in NEW)
+    again = confine.run_confined("ls -A", fast_folder)  # nothing is left to count as there before
+    assert again.output == "" and not again.removed
+
+
+def test_every_walk_of_the_workspace_holds_against_a_chain_a_command_made(confined, fast_folder):
+    """A chain left in the workspace (not protected, so not removed) is walked by every later check:
+    none may raise, and each still finds what lies within its reach (the .env beside the chain)."""
+    (fast_folder / ".env").write_text("KEY=1\n")
+    confine.run_confined(CHAIN, fast_folder)
+    assert (fast_folder / "deep" / "deep").is_dir()
+    hidden = course.paths.covered_files(fast_folder, course.paths.any_glob([".env", "**/.env"]))
+    assert fast_folder.resolve() / ".env" in hidden
+    assert course.paths.protected_entries(fast_folder) == {}
+    assert course.paths.links_inside(fast_folder) == {}
+    names = [path for path, _ in course.paths.entries_under(fast_folder)]
+    assert len(names) > 100 and all(len(os.fsencode(str(path))) < course.paths.PATH_MAX for path in names)
+    assert ".env" in course.snapshot(fast_folder)
+    finished = confine.run_confined(f"mkdir -p deep/.git/objects deep/.git/refs && echo ref > deep/.git/HEAD", fast_folder)
+    assert "deep/.git" in finished.removed and not (fast_folder / "deep" / ".git").exists()
+
+
+def test_the_remover_follows_no_link_and_opens_what_its_owner_locked(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("kept")
+    tree = tmp_path / "tree"
+    (tree / "locked" / "inner").mkdir(parents=True)
+    (tree / "locked" / "inner" / "file").write_text("x")
+    (tree / "to-outside").symlink_to(outside)
+    (tree / "locked" / "file-link").symlink_to(outside / "keep")
+    os.chmod(tree / "locked" / "inner", 0)
+    os.chmod(tree / "locked", 0o100)
+    course.workspace.remove_tree(tree)
+    assert not os.path.lexists(tree) and (outside / "keep").read_text() == "kept"
+
+
+def test_what_the_sweep_cannot_remove_stops_every_later_command_until_it_is_gone(confined, tmp_path, monkeypatch):
+    """Fail closed: a sweep that leaves an entry says so in one line, and the next command does not run
+    (its marker is not made) while the entry stands; once it is gone, commands run again."""
+    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)  # a removal that fails, whatever the cause
+    with pytest.raises(confine.LeftBehind) as left:
+        confine.run_confined(REPOSITORY, tmp_path)
+    assert "'.git'" in str(left.value) and "'.vscode'" in str(left.value) and "\n" not in str(left.value)
+    with pytest.raises(confine.LeftBehind, match="an earlier command made"):
+        confine.run_confined("echo ran > marker", tmp_path)
+    assert not (tmp_path / "marker").exists()
+    monkeypatch.undo()
+    finished = confine.run_confined("echo ran > marker", tmp_path)  # removed first, then the command runs
+    assert (tmp_path / "marker").exists() and not (tmp_path / ".git").exists(), finished.output

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import course.confinement
+import course.workspace
 from helpers import DONE, scripted_client
 from s06_world import UNAVAILABLE, decide, gate, s06, world  # noqa: F401
 
@@ -116,3 +117,19 @@ def test_files_a_deny_rule_covers_are_hidden_at_any_depth(workspace):
     for path in (".env", "config/.env"):
         (workspace / path).write_text("KEY=1\n", encoding="utf-8")
     assert sorted(str(path.relative_to(workspace.resolve())) for path in gate().hidden(workspace)) == [".env", "config/.env"]
+
+
+# ---------------------------------------------------------------- the sweep after a command fails closed
+
+def test_what_the_sweep_could_not_remove_is_an_error_the_model_reads_and_no_later_command_runs(world, monkeypatch):
+    """A command that made a .git the sweep could not remove (here the removal is made to fail): the
+    tool result is an error naming it, and the next command, though a person allowed it, does not run."""
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)
+    person = gate(lambda *a: ("allow once", ""), course.confinement.probe())
+    make = "mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD"
+    text, is_error = s06.run_tool(world, "run_command", {"command": make}, person)
+    assert is_error and "'.git'" in text and "until a person removes it" in text, text
+    text, is_error = s06.run_tool(world, "run_command", {"command": "echo ran > marker.txt"}, person)
+    assert is_error and "an earlier command made '.git'" in text and not (world / "marker.txt").exists(), text
