@@ -71,6 +71,7 @@ import errno
 import functools
 import math
 import os
+import re
 import resource
 import select
 import shutil
@@ -281,7 +282,7 @@ class _Plan:
     file_size_limit: int
     confine: bool
     hidden: tuple[tuple[str, str], ...] = ()  # (path to cover, empty stand-in to cover it with)
-    read_only: tuple[str, ...] = ()  # paths inside the workspace bound read-only onto themselves
+    read_only: tuple[tuple[str, str], ...] = ()  # (where, path inside the workspace bound there read-only)
     grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
     abi: int = 0
 
@@ -295,9 +296,9 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
     """
     abi = landlock_abi() if confine else 0
     plan = _Plan(command, Path(workspace), dict(environment), timeout_s, output_cap * 50, confine,
-                 hidden=_stand_ins(hidden, workspace) if confine else (),
+                 hidden=_everywhere(_stand_ins(hidden, workspace)) if confine else (),
                  grants=_grants(Path(workspace), abi) if confine else (), abi=abi,
-                 read_only=tuple(read_only) if confine else ())
+                 read_only=_everywhere(tuple((path, path) for path in read_only)) if confine else ())
     with tempfile.TemporaryFile() as output:  # a file, not a pipe: a leftover holding stdout cannot hang us
         report_read, report_write = os.pipe()
         with warnings.catch_warnings():
@@ -629,6 +630,67 @@ def _stand_ins(hidden: Sequence[Path], workspace: Path) -> tuple[tuple[str, str]
     return tuple(pairs)
 
 
+# A bind mount covers one path, and Landlock follows the file, not the path: where the workspace is also
+# reachable at a second mount point of the same file system (a bind mount of a folder above it, a btrfs
+# subvolume mounted twice, ostree's /var), `cat /second/place/workspace/.env` read the file the stand-in
+# covers at its first path, and a protected folder there was writable. So each hidden or read-only path
+# is covered at every path it is reachable by: for each mount of the same file system (the same
+# major:minor in /proc/self/mountinfo, man proc_pid_mountinfo(5)) whose root is the path's folder or one
+# above it within that file system, the same file beneath its mount point, checked to be the same file
+# (device and inode). Worked out before the fork, in the harness's namespace, whose mounts the command's
+# namespace starts as a copy of. Where this cannot be read, the command is not started (fail closed).
+
+def _everywhere(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """(path to cover, what covers it) for every path at which each path of ``pairs`` is reachable."""
+    if not pairs:
+        return ()
+    mounts = _mounts()
+    covered = []
+    for target, cover in pairs:
+        covered += [(path, cover) for path in (target, *_other_paths(target, mounts))]
+    return tuple(dict.fromkeys(covered))
+
+
+def _mounts() -> list[tuple[int, str, str, str]]:
+    """(mount id, major:minor, root within its file system, mount point) of each mount, from mountinfo."""
+    mounts = []
+    with open("/proc/self/mountinfo", "rb") as listing:
+        for line in listing:
+            fields = line.split()
+            mounts.append((int(fields[0]), fields[2].decode(), _unescape(fields[3]), _unescape(fields[4])))
+    return mounts
+
+
+def _unescape(field: bytes) -> str:
+    """mountinfo writes a space, tab, newline and backslash in a path as \\040, \\011, \\012 and \\134."""
+    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda found: bytes([int(found[1], 8)]), field))
+
+
+def _other_paths(path: str, mounts: list[tuple[int, str, str, str]]) -> list[str]:
+    """The other paths at which the file at ``path`` (no link at its end: _stand_ins resolved it) is reachable."""
+    handle = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        wanted = os.fstat(handle)
+        with open(f"/proc/self/fdinfo/{handle}") as info:  # mnt_id: the mount the path lies on (Linux 3.15)
+            mount_id = int(next(line.split()[1] for line in info if line.startswith("mnt_id:")))
+    finally:
+        os.close(handle)
+    device, root, point = next((device, root, point) for number, device, root, point in mounts if number == mount_id)
+    within = Path(root, os.path.relpath(path, point))  # the path within its file system
+    found = []
+    for _, other_device, other_root, other_point in mounts:
+        if other_device != device or not within.is_relative_to(other_root):
+            continue
+        other = os.path.normpath(os.path.join(other_point, within.relative_to(other_root)))
+        try:
+            seen = os.stat(other, follow_symlinks=False)
+        except OSError:  # covered there by another mount, or not reachable: nothing to cover
+            continue
+        if other != path and (seen.st_dev, seen.st_ino) == (wanted.st_dev, wanted.st_ino):
+            found.append(other)
+    return found
+
+
 def _empty_stand_ins() -> tuple[str, str]:
     folder = _stand_in_folder()
     if not os.path.isdir(folder):  # someone cleaned the temporary folder under us
@@ -668,16 +730,16 @@ def _enter_namespaces() -> None:
     _check(_libc().mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
 
 
-def _make_read_only(paths: Sequence[str]) -> None:
+def _make_read_only(paths: Sequence[tuple[str, str]]) -> None:
     """Each path (a folder or a file inside the workspace) bound onto itself read-only, in the command's
     mount namespace only: nothing in it can be written, created, renamed or deleted, and the path itself
     cannot be renamed or removed (it is a mount point). Codex CLI keeps .git read-only inside its
     writable roots the same way (a read-only bind mount, codex-rs/linux-sandbox)."""
-    for path in paths:
-        _check(_libc().mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
-        kept = sum(flag for bit, flag in KEPT_FLAGS.items() if os.statvfs(path).f_flag & bit)
-        _check(_libc().mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None),
-               f"read-only {path}")
+    for target, path in paths:  # (where, the path bound there): the path itself, or another place it is reachable
+        _check(_libc().mount(path.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"bind {target}")
+        kept = sum(flag for bit, flag in KEPT_FLAGS.items() if os.statvfs(target).f_flag & bit)
+        _check(_libc().mount(None, target.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None),
+               f"read-only {target}")
 
 
 def _mask(pairs: Sequence[tuple[str, str]]) -> None:

@@ -13,7 +13,9 @@ import ctypes
 import errno
 import os
 import shlex
+import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -206,3 +208,45 @@ def test_what_the_sweep_cannot_remove_stops_every_later_command_until_it_is_gone
     monkeypatch.undo()
     finished = confine.run_confined("echo ran > marker", tmp_path)  # removed first, then the command runs
     assert (tmp_path / "marker").exists() and not (tmp_path / ".git").exists(), finished.output
+
+
+# ---------------------------------------------------------------- a second mount of the same file system
+
+SECOND_MOUNT = """
+import subprocess
+import sys
+from pathlib import Path
+import course.confinement as confine
+workspace, second = Path(sys.argv[1]), Path(sys.argv[2])
+print("probe", confine.probe().available)
+for command in ("cat .env.local", f"cat {second}/workspace/.env.local", f"echo evil >> {second}/workspace/.vscode/tasks.json",
+                f"echo evil > {second}/workspace/.git/hooks/pre-commit"):
+    print(confine.run_confined(command, workspace, hidden=[workspace / ".env.local"]).output.replace(chr(10), " "))
+"""
+
+
+def test_a_hidden_file_stays_hidden_and_a_protected_one_read_only_at_a_second_mount_point(confined, tmp_path):
+    """The workspace is also reachable at a second mount point (a bind mount of a folder above it): a
+    stand-in over one path left `cat /second/workspace/.env.local` printing the secret, since Landlock
+    follows the file, not the path. Made the way an attacker would, in a mount namespace of the test's own."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("no unshare or mount here")
+    around, second = tmp_path / "around", tmp_path / "second"
+    workspace = around / "workspace"
+    (workspace / ".vscode").mkdir(parents=True)
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".env.local").write_text("SECOND-MOUNT-SECRET\n")
+    (workspace / ".vscode" / "tasks.json").write_text("{}\n")
+    second.mkdir()
+    script = (f"mount --bind {shlex.quote(str(around))} {shlex.quote(str(second))} && "
+              f"cat {shlex.quote(str(second / 'workspace' / '.env.local'))} && "  # the control: the second path reaches it
+              f"{shlex.quote(PYTHON)} -c {shlex.quote(SECOND_MOUNT)} {shlex.quote(str(workspace))} {shlex.quote(str(second))}")
+    ran = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script], capture_output=True,
+                         text=True, timeout=60, cwd=Path(__file__).parent.parent)
+    if ran.returncode != 0 and "SECOND-MOUNT-SECRET" not in ran.stdout:
+        pytest.skip(f"a mount namespace of the test's own is not permitted here: {ran.stderr.strip()[:200]}")
+    lines = ran.stdout.splitlines()
+    assert lines[0] == "SECOND-MOUNT-SECRET" and lines[1] == "probe True", ran.stdout + ran.stderr
+    assert "SECOND-MOUNT-SECRET" not in "\n".join(lines[1:]), ran.stdout
+    assert all(word in " ".join(lines[2:]) for word in ("Permission denied", "Read-only file system")), ran.stdout
+    assert (workspace / ".vscode" / "tasks.json").read_text() == "{}\n" and not (workspace / ".git/hooks/pre-commit").exists()
