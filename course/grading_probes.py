@@ -177,7 +177,7 @@ def same(got, want, where: str = "") -> str | None:
     scorecard must not hand out the reference's answers, which a table copied from it could replay."""
     if got == want:
         return None
-    place = where or "the answer"
+    place = f"the answer{where}"
     if isinstance(want, dict) and isinstance(got, dict):
         missing = [key for key in want if key not in got]
         if missing:
@@ -1044,7 +1044,7 @@ class S06Ask:
             return problem
         for key in ("decision", "by", "asked", "approved", "again"):
             if got.get(key) != want[key]:
-                return same(got.get(key), want[key], key)
+                return same(got.get(key), want[key], f"[{key!r}]")
         if case.params["answer"] == "deny" and not got.get("reason_given"):
             return "a refusal should pass on the person's reason"
         return None
