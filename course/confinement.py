@@ -92,6 +92,9 @@ GRACE_S = 5  # the harness waits this much longer than the timeout before it giv
 MEMORY_LIMIT = 1 << 30  # address space: /bin/sh, grep and python3 start well under it (checked in the tests)
 OPEN_FILES_LIMIT = 512
 PROCESS_LIMIT = 64  # counted inside the command's own user namespace: the learner's other processes do not count
+DISK_GROWTH_LIMIT = 256 << 20  # what one command may add to the workspace's file system, all files together
+ENTRY_GROWTH_LIMIT = 50_000  # the files and folders one command may make
+DISK_CHECK_S = 0.05  # how often the supervisor looks
 OPT_OUT = "AGENT_COURSE_NO_CONFINEMENT"
 NOT_CONFINED = "commands are not confined, so none runs without a person"
 
@@ -285,6 +288,7 @@ class _Plan:
     read_only: tuple[tuple[str, str], ...] = ()  # (where, path inside the workspace bound there read-only)
     grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
     abi: int = 0
+    processes: str = ""  # a pids cgroup made for the command (PROCESS_LIMIT in it), or "" where none can be
 
 
 def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine,
@@ -298,7 +302,19 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
     plan = _Plan(command, Path(workspace), dict(environment), timeout_s, output_cap * 50, confine,
                  hidden=_everywhere(_stand_ins(hidden, workspace)) if confine else (),
                  grants=_grants(Path(workspace), abi) if confine else (), abi=abi,
-                 read_only=_everywhere(tuple((path, path) for path in read_only)) if confine else ())
+                 read_only=_everywhere(tuple((path, path) for path in read_only)) if confine else (),
+                 processes=_process_group_of_its_own() if confine else "")
+    try:
+        return _fork_supervisor(plan, output_cap)
+    finally:
+        if plan.processes:  # every process of the command has ended: the group is empty
+            try:
+                os.rmdir(plan.processes)
+            except OSError:
+                pass
+
+
+def _fork_supervisor(plan: _Plan, output_cap: int) -> Finished:
     with tempfile.TemporaryFile() as output:  # a file, not a pipe: a leftover holding stdout cannot hang us
         report_read, report_write = os.pipe()
         with warnings.catch_warnings():
@@ -312,7 +328,7 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
             _supervise(plan, output.fileno(), report_write)
         os.close(report_write)
         try:
-            report = _read_report(report_read, timeout_s + GRACE_S)
+            report = _read_report(report_read, plan.timeout_s + GRACE_S)
         except BaseException:
             _stop_supervisor(supervisor)
             raise
@@ -324,6 +340,7 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
     kind, code, timed_out, stragglers, message = report.split("\t", 4)
     if kind != "done":
         raise CommandNotStarted(f"the command did not start: {message}")
+    text += f"\n[{message}]" if message else ""  # a bound passed: the command was stopped there
     return Finished(None if code == "-" else int(code), text, timed_out == "1", int(stragglers))
 
 
@@ -399,9 +416,12 @@ def _supervise(plan: _Plan, output_fd: int, report_fd: int) -> None:
             os.waitpid(command_pid, 0)
             report = f"error\t-\t0\t0\t{failure}"
         else:
-            code = _wait(command_pid, plan.timeout_s)
+            growth = DiskGrowth(str(plan.workspace))
+            code = _wait(command_pid, plan.timeout_s, growth.passed)
             stragglers = _end_descendants(spare_from_count=command_pid)
-            report = f"done\t{'-' if code is None else code}\t{int(code is None)}\t{stragglers}\t"
+            over = growth.passed()
+            timed_out = code is None and not over
+            report = f"done\t{'-' if code is None else code}\t{int(timed_out)}\t{stragglers}\t{over}"
     except BaseException as error:  # _Stop included: end what was started, then say so
         report = f"error\t-\t0\t0\tthe supervisor stopped: {type(error).__name__} {error}".replace("\n", " ")
         try:
@@ -423,24 +443,54 @@ def _read_all(fd: int) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _wait(pid: int, timeout_s: float) -> int | None:
-    """The shell's exit code, or None at the timeout (the caller then ends it with the rest)."""
+class DiskGrowth:
+    """How much the workspace's file system filled up while the command ran, from statvfs (one system
+    call, a few times a second): RLIMIT_FSIZE bounds each file, not their sum, and a size-limited tmpfs
+    cannot be put under the user's own workspace. It counts what anyone wrote on that file system
+    meanwhile, so it errs towards stopping the command, never towards letting it fill the disk."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.start = self._free()
+
+    def _free(self) -> tuple[int, int]:
+        try:
+            found = os.statvfs(self.folder)
+        except OSError:
+            return (0, 0)
+        return (found.f_bavail * found.f_frsize, found.f_favail)
+
+    def passed(self) -> str:
+        """"" while within the bounds; else what was passed, one line."""
+        space, entries = self._free()
+        if self.start[0] - space > DISK_GROWTH_LIMIT:
+            return f"the command wrote more than {DISK_GROWTH_LIMIT >> 20} MB, so it was stopped"
+        if self.start[1] and self.start[1] - entries > ENTRY_GROWTH_LIMIT:
+            return f"the command made more than {ENTRY_GROWTH_LIMIT:,} files and folders, so it was stopped"
+        return ""
+
+
+def _wait(pid: int, timeout_s: float, over=lambda: "") -> int | None:
+    """The shell's exit code, or None at the timeout or once ``over()`` says a bound was passed (the
+    caller then ends it with the rest). Woken every DISK_CHECK_S to ask ``over()``."""
     try:
         handle = os.pidfd_open(pid)  # Linux 5.3: a file descriptor that becomes readable when pid exits
     except (AttributeError, OSError):
         handle = None
-    if handle is not None:
-        ready, _, _ = select.select([handle], [], [], timeout_s)
-        os.close(handle)
-        if not ready:
-            return None
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while (left := deadline - time.monotonic()) > 0 and not over():
+        if handle is not None:
+            ready, _, _ = select.select([handle], [], [], min(left, DISK_CHECK_S))
+            if ready:
+                os.close(handle)
+                return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            continue
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.005)
+    if handle is not None:
+        os.close(handle)
     return None
 
 
@@ -529,6 +579,9 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
+        if plan.processes:
+            step = "cannot join the command's own pids cgroup"
+            _join(plan.processes)
         step = "cannot enter the workspace"
         os.chdir(plan.workspace)
         if plan.confine:
@@ -582,6 +635,53 @@ def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool, s
         except (OSError, ValueError):
             if strict:
                 raise
+
+
+# RLIMIT_NPROC does not bind root (the kernel exempts uid 0 of the machine, whatever the user namespace
+# maps it to), so where the harness may make a pids cgroup, the command runs in one of its own whose
+# pids.max is PROCESS_LIMIT (https://docs.kernel.org/admin-guide/cgroup-v1/pids.html, and for cgroup v2
+# https://docs.kernel.org/admin-guide/cgroup-v2.html#pid): a fork past it fails with EAGAIN, as the
+# rlimit would. cgroup v1's pids hierarchy, where mounted and writable; cgroup v2 only where the
+# harness's own cgroup delegates the pids controller to its children (cgroup.subtree_control names it).
+# Elsewhere there is no such group, and the docstring above says what is then not bounded.
+
+def _process_group_of_its_own() -> str:
+    """A new, empty pids cgroup with pids.max = PROCESS_LIMIT, beneath the harness's own; "" if none can be made."""
+    try:
+        with open("/proc/self/cgroup") as listing:
+            lines = [line.rstrip("\n").split(":", 2) for line in listing]
+    except OSError:
+        return ""
+    places = [os.path.join("/sys/fs/cgroup/pids", path.lstrip("/")) for _, kinds, path in lines if "pids" in kinds.split(",")]
+    for _, kinds, path in lines:
+        if kinds == "":  # cgroup v2: the unified hierarchy, wherever it is mounted
+            for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                folder = os.path.join(root, path.lstrip("/"))
+                try:
+                    with open(os.path.join(folder, "cgroup.subtree_control")) as control:
+                        if "pids" in control.read().split():
+                            places.append(folder)
+                except OSError:
+                    pass
+    for place in places:
+        folder = os.path.join(place, f"agent-course-command-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            os.mkdir(folder)
+        except OSError:
+            continue
+        try:
+            with open(os.path.join(folder, "pids.max"), "w") as limit:
+                limit.write(str(PROCESS_LIMIT))
+            return folder
+        except OSError:
+            os.rmdir(folder)
+    return ""
+
+
+def _join(folder: str) -> None:
+    """This process (and so every process the command starts) into the group; it raises if it cannot."""
+    with open(os.path.join(folder, "cgroup.procs"), "w") as procs:
+        procs.write("0")  # 0: the process that writes
 
 
 def _close_inherited_files(keep: set[int]) -> None:

@@ -250,3 +250,30 @@ def test_a_hidden_file_stays_hidden_and_a_protected_one_read_only_at_a_second_mo
     assert "SECOND-MOUNT-SECRET" not in "\n".join(lines[1:]), ran.stdout
     assert all(word in " ".join(lines[2:]) for word in ("Permission denied", "Read-only file system")), ran.stdout
     assert (workspace / ".vscode" / "tasks.json").read_text() == "{}\n" and not (workspace / ".git/hooks/pre-commit").exists()
+
+
+# ---------------------------------------------------------------- processes and disk, all of a command's together
+
+def test_a_command_cannot_start_more_processes_than_the_limit_even_as_root(confined, tmp_path):
+    """As root, RLIMIT_NPROC does not bind (the kernel exempts uid 0): 100 background sleeps all ran.
+    A pids cgroup of the command's own bounds it where one can be made; as another user, the rlimit does."""
+    group = confine._process_group_of_its_own()
+    if group:
+        os.rmdir(group)
+    elif os.getuid() == 0:
+        pytest.skip("root, and no pids cgroup can be made here: the process limit is not enforced (said in the docs)")
+    finished = confine.run_confined("i=0; while [ $i -lt 100 ]; do sleep 3 & i=$((i+1)); done; echo started", tmp_path)
+    assert "cannot fork" in finished.output.lower() and "started" not in finished.output, finished.output
+    assert finished.stragglers < confine.PROCESS_LIMIT, finished.stragglers
+
+
+def test_a_command_that_fills_the_disk_with_many_files_is_stopped(confined, tmp_path, monkeypatch):
+    """Each file is bounded (RLIMIT_FSIZE); their sum was not. The supervisor stops a command once the
+    workspace's file system has filled by more than the bound (8 MB here, so that the test is quick)."""
+    monkeypatch.setattr(confine, "DISK_GROWTH_LIMIT", 8 << 20)
+    fill = "i=0; while [ $i -lt 64 ]; do head -c 1000000 /dev/zero > f$i; i=$((i+1)); done; echo finished"
+    finished = confine.run_confined(fill, tmp_path, timeout_s=20)
+    assert "wrote more than 8 MB, so it was stopped" in finished.output and "finished" not in finished.output
+    assert finished.exit_code is None and not finished.timed_out and len(list(tmp_path.iterdir())) < 64
+    small = confine.run_confined("head -c 1000000 /dev/zero > one && echo finished", tmp_path)  # the control
+    assert small.output == "finished\n" and small.exit_code == 0
