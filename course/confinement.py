@@ -11,14 +11,18 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   can be read and written; nothing else can be touched: not /tmp, not $HOME, not the folder beside
   the workspace, not /proc (where the harness's environment, API key included, can be read).
 - Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
-  is covered by an empty, read-only, mode-000 stand-in that only the command sees. Reading it
-  and writing it both fail; the rest of the workspace, new files included, stays writable.
+  is covered by an empty, read-only, mode-000 stand-in that only the command sees, at every path
+  it is reachable by (a second mount of the same file system, such as a bind mount of a folder
+  above the workspace, reaches the same file, and Landlock follows the file, not the path).
+  Reading it and writing it both fail; the rest of the workspace, new files included, stays writable.
 - Paths other programs run (course.paths.RUN_LATER: .git, editor and shell startup files, Python's
   startup files; and, whatever their names, a folder git takes for a repository and a module that
   shadows Python's own: course.paths.protected_entries) and the harness's own Python, where they lie
   inside the workspace, are bound read-only onto themselves in that namespace; one the command
   creates (a read-only mount needs an entry to cover) is removed when the command has ended, with
-  every process of it.
+  every process of it; removed without recursion and without following a link, then looked for
+  again: what is still there is said in one line (LeftBehind, an error the model reads) and no
+  later command runs in that workspace until a person has removed it.
 - Network (a network namespace, Landlock and seccomp): the command gets a network of its own with
   only a loopback that is down, so no TCP, UDP or other IP packet leaves it, not even to 127.0.0.1;
   Landlock (ABI 4 and later) refuses TCP connect and bind besides. A seccomp filter lets socket()
@@ -30,7 +34,11 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   harness, for one) nor reach an abstract unix socket made outside it.
 - IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
   machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
-- Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core.
+- Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core;
+  processes also in a pids cgroup of the command's own where one can be made (pids.max 64, which
+  binds root too); all files together: the supervisor stops the command once the workspace's file
+  system has filled by more than 256 MB or 50,000 entries since it started (statvfs, 20 times a
+  second, so a fast writer may pass it by what it writes in 50 ms; what was written stays).
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
   ended, `setsid` and double forks included, and counted in `stragglers`.
 
@@ -39,10 +47,15 @@ closed), 32-bit programs (the seccomp filter refuses their system calls, so they
 seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named unix sockets stay
 reachable), reading the system folders (/etc/passwd; run as root,
 /etc/shadow too), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
-The process limit is not enforced for root: the kernel exempts the real root user
-from RLIMIT_NPROC, and mapping root to another uid inside the user namespace does not change the
-real user it counts against (dropping to an unprivileged real uid would lose write access to a
-workspace that root owns). The command runs with no capabilities and
+The process limit is not enforced for root where no pids cgroup can be made (cgroup v1's pids
+hierarchy not mounted or not writable, and a cgroup v2 one whose pids controller is not delegated
+to the harness's cgroup): the kernel exempts the real root user from RLIMIT_NPROC, and mapping root
+to another uid inside the user namespace does not change the real user it counts against (dropping
+to an unprivileged real uid would lose write access to a workspace that root owns). The sweep's
+record of what it could not remove lives as long as the harness's process: a new process sees an
+ordinary entry there (and says nothing). A walk of the workspace (protected paths, hidden files)
+sees entries whose path is shorter than PATH_MAX (4,096 bytes) only: a chain made deeper is not
+looked into, and no program reaches what is beneath it by its path. The command runs with no capabilities and
 `no_new_privs`, so setuid programs such as sudo gain nothing. What it costs: a program that writes
 to /tmp fails (point TMPDIR into the workspace), and one that reserves more than 1 GiB of address
 space at start (java, with its default heap) does not start.
