@@ -480,6 +480,27 @@ def git_directory(folder: Path) -> bool:
     return os.path.isdir((common or folder) / "objects") and os.path.isdir((common or folder) / "refs")
 
 
+# A repository's config may hold a credential: actions/checkout keeps the job's token there as an
+# http.<url>.extraheader (https://github.com/actions/checkout#usage, persist-credentials), and a remote
+# URL may carry one (https://TOKEN@host/...). The file tools never read a .git/config (a deny rule), but
+# git must read it to run at all: one it cannot read is fatal ("unable to access '.git/config'"), so a
+# command is kept from it only when it holds something of the kind, and git works in every other repository.
+GIT_CONFIG_CREDENTIAL = re.compile(rb"extraheader|://[^/\s@]+@|password|token|secret", re.IGNORECASE)
+
+
+def plain_git_config(path: Path) -> bool:
+    """Whether ``path`` is a repository's config (.git/config, .git/modules/NAME/config) that holds no
+    credential: no extraheader, no URL with a user or token in it, no password, token or secret."""
+    if path.name != "config" or ".git" not in path.parts[:-1]:
+        return False
+    try:
+        with open(path, "rb") as opened:
+            held = opened.read(MAX_READ_BYTES + 1)
+    except OSError:
+        return False
+    return len(held) <= MAX_READ_BYTES and not GIT_CONFIG_CREDENTIAL.search(held)
+
+
 # Python puts the folder of the script it runs, or the current folder for `python -m` and `python -c`,
 # first on sys.path, before the standard library and site-packages
 # (https://docs.python.org/3/library/sys_path_init.html): a json.py there is what `import json` imports.

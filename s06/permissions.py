@@ -143,6 +143,24 @@ SECRETS = (
     "credentials.json",  # Google's OAuth client secrets and service account keys, as their guides name them
     ".terraform.d",      # credentials.tfrc.json: Terraform's API tokens (https://developer.hashicorp.com/terraform/cli/config/config-file)
     ".yarnrc.yml",       # npmAuthToken (https://yarnpkg.com/configuration/yarnrc)
+    ".env-*", ".env_*",  # dotenv spelled with a dash or an underscore: .env-local, .env_prod
+    # A repository's own config: actions/checkout keeps the job's token in it as an extraheader, and a remote
+    # URL may hold one (https://github.com/actions/checkout#usage, persist-credentials). git itself reads it.
+    ".git/config", ".git/modules/*/config",
+    ".terraformrc", "terraform.rc",  # credentials blocks (https://developer.hashicorp.com/terraform/cli/config/config-file)
+    "*.tfstate", "*.tfstate.backup",  # plain-text secrets (https://developer.hashicorp.com/terraform/language/state/sensitive-data)
+    ".vault-token",      # Vault's token helper (https://developer.hashicorp.com/vault/docs/commands/token-helper)
+    ".s3cfg",            # s3cmd's keys (https://s3tools.org/usage)
+    ".boto",             # boto's and gsutil's keys (https://cloud.google.com/storage/docs/boto-gsutil)
+    ".gem/credentials",  # RubyGems' API key (https://guides.rubygems.org/command-reference/#gem-signin)
+    ".databrickscfg",    # Databricks' tokens (https://docs.databricks.com/aws/en/dev-tools/auth/config-profiles)
+    ".config/rclone",    # rclone.conf: every remote's keys (https://rclone.org/docs/#config-config-file)
+    ".m2/settings.xml", ".m2/settings-security.xml",  # Maven's server passwords (https://maven.apache.org/settings.html#servers)
+    ".config/hub",       # hub's oauth_token (https://hub.github.com/hub.1.html, CONFIGURATION)
+    ".kaggle",           # kaggle.json: the API key (https://github.com/Kaggle/kaggle-api#api-credentials)
+    # Hugging Face's token (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hftokenpath)
+    ".cache/huggingface/token", ".huggingface/token",
+    "auth.json",         # Composer's tokens (https://getcomposer.org/doc/articles/authentication-for-private-packages.md)
 )
 
 RULES = [
@@ -305,7 +323,8 @@ class Gate:
         search_files skips them."""
         denied = course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
                                         and rule.tool != "run_command" and rule.fits("read_file")])
-        return (course.paths.covered_files(workspace, denied)  # the rules' globs in one regular expression
+        return ([path for path in course.paths.covered_files(workspace, denied)  # the globs in one expression
+                 if not course.paths.plain_git_config(path)]  # git cannot run without it: hidden if it holds a token
                 + course.paths.inside(workspace.resolve(), course.paths.harness_files()))
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:

@@ -14,6 +14,8 @@ import os
 
 import pytest
 
+import course.paths
+
 from s06_world import ENV_SECRET, gate, no_secret, play, s06, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
@@ -24,20 +26,28 @@ SECRET_FILES = [".env.local", ".env.production", "config/.env.staging", "id_rsa"
                 ".env~", ".envrc", ".config/gh/hosts.yml", ".pgpass", ".cargo/credentials.toml",
                 ".streamlit/secrets.toml", "id_rsa.old", "keys/deploy_key", "credentials.json",
                 ".terraform.d/credentials.tfrc.json", ".yarnrc.yml"]
+# One a family, each where its tool keeps a credential (s06/permissions.py names the source of each).
+MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terraformrc", "infra/terraform.tfstate",
+                     "infra/prod.tfstate.backup", ".vault-token", ".s3cfg", ".boto", ".gem/credentials",
+                     ".databrickscfg", ".config/rclone/rclone.conf", ".m2/settings.xml", ".config/hub",
+                     ".kaggle/kaggle.json", ".cache/huggingface/token", "auth.json", "php/auth.json", ".env-local",
+                     "config/.env_prod"]
 
 
 @pytest.fixture
 def secrets(world):
-    for name in SECRET_FILES:
+    for name in SECRET_FILES + MORE_SECRET_FILES:
         (world / name).parent.mkdir(parents=True, exist_ok=True)
         (world / name).write_text(f"{ENV_SECRET} in {name}\n")
+    # what actions/checkout leaves in the repository's config
+    (world / ".git" / "config").write_text(f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {ENV_SECRET}\n')
     (world / ".env.local").unlink()
     (world / ".env.local").mkdir()  # a secret folder: its files are secrets too
     (world / ".env.local" / "key").write_text(f"{ENV_SECRET} in a folder\n")
     return world
 
 
-@pytest.mark.parametrize("name", SECRET_FILES[1:] + [".env.local/key"])
+@pytest.mark.parametrize("name", SECRET_FILES[1:] + MORE_SECRET_FILES + [".env.local/key"])
 def test_read_file_is_denied_every_secret_name(secrets, name):
     results, requests = play(secrets, [("read_file", {"path": name})])
     assert results[0]["is_error"] and '"denied"' in results[0]["content"]
@@ -55,6 +65,14 @@ def test_search_finds_no_secret_and_commands_cannot_read_them(secrets):
     no_secret(requests)
 
 
+@pytest.mark.parametrize("name", MORE_SECRET_FILES)
+def test_a_plain_cat_or_grep_of_them_is_denied_without_a_person(secrets, name):
+    results, requests = play(secrets, [("run_command", {"command": f"cat {name}"}),
+                                       ("run_command", {"command": f"grep -c SECRET {name}"})])
+    assert all(result["is_error"] and '"denied"' in result["content"] for result in results), results
+    no_secret(requests)
+
+
 def test_a_confined_command_a_person_approved_still_cannot_read_them(secrets):
     import course.confinement
     if not course.confinement.probe().available:
@@ -62,6 +80,58 @@ def test_a_confined_command_a_person_approved_still_cannot_read_them(secrets):
     hidden = gate().hidden(secrets)
     finished = s06.run_command(secrets, "cat .env.production .aws/credentials .env.local/key id_rsa 2>&1; echo end",
                                hidden=hidden)
+    assert ENV_SECRET not in finished and "end" in finished
+    finished = s06.run_command(secrets, " ".join(f"cat {name} 2>&1;" for name in MORE_SECRET_FILES) + " echo end",
+                               hidden=hidden)
+    assert ENV_SECRET not in finished and "end" in finished
+
+
+# ---------------------------------------------------------------- a repository's config: git must read it
+
+CHECKOUT_CONFIG = (f'[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = https://github.com/o/r.git\n'
+                   f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {ENV_SECRET}\n')
+
+
+@pytest.mark.parametrize("config, plain", [
+    ('[core]\n\tbare = false\n[remote "origin"]\n\turl = git@github.com:o/r.git\n', True),
+    ('[remote "origin"]\n\turl = https://github.com/o/r.git\n[branch "main"]\n\tremote = origin\n', True),
+    (CHECKOUT_CONFIG, False),
+    ('[remote "origin"]\n\turl = https://x-access-token:ghp_abc@github.com/o/r.git\n', False),
+    ('[remote "origin"]\n\turl = https://ghp_abc@github.com/o/r.git\n', False),
+    ('[sendemail]\n\tsmtpPass = hunter2\n\tsmtpPassword = hunter2\n', False),
+])
+def test_a_repository_config_is_hidden_from_commands_when_it_holds_a_credential(world, config, plain):
+    (world / ".git").mkdir()
+    (world / ".git" / "config").write_text(config)
+    assert course.paths.plain_git_config(world / ".git" / "config") is plain
+    assert ((world / ".git" / "config").resolve() in gate().hidden(world)) is not plain
+    assert gate().check(world, "read_file", {"path": ".git/config"}).decision == "deny"  # never to the file tools
+
+
+@pytest.fixture
+def checkout(world):
+    """A clone as actions/checkout leaves it: a commit, and the job's token in .git/config."""
+    import shutil
+    import subprocess
+
+    import course.confinement
+    if not shutil.which("git") or not course.confinement.probe().available:
+        pytest.skip("needs git and the kernel confinement")
+    for command in (["init", "-q"], ["add", "memo.md"], ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"]):
+        subprocess.run(["git", *command], cwd=world, check=True, capture_output=True)
+    return world
+
+
+def test_git_runs_for_an_approved_command_in_a_repository_whose_config_holds_no_credential(checkout):
+    finished = s06.run_command(checkout, "git log --oneline; git status --short memo.md; echo end",
+                               hidden=gate().hidden(checkout))
+    assert "unable to access" not in finished and " x\n" in finished and "end" in finished, finished
+
+
+def test_a_checkout_token_in_the_repository_config_is_out_of_every_commands_reach(checkout):
+    (checkout / ".git" / "config").write_text(CHECKOUT_CONFIG)
+    finished = s06.run_command(checkout, "git config --list; git remote -v; cat .git/config; echo end",
+                               hidden=gate().hidden(checkout))
     assert ENV_SECRET not in finished and "end" in finished
 
 

@@ -32,11 +32,11 @@ def verdict(workspace, tool, arguments, person=None):
 # Each a write that, left to run, puts code where a program runs it later; all with no person.
 WRITES = {
     "a new .git/commondir": ("write_file", {"path": ".git/commondir", "content": "../evil\n"}),
-    "a .git config naming an fsmonitor": ("write_file", {"path": ".git/config", "content": FSMONITOR}),
+    "a .git worktree config naming an fsmonitor": ("write_file", {"path": ".git/config.worktree", "content": FSMONITOR}),
     "a .git file (a gitdir pointer)": ("write_file", {"path": ".git", "content": "gitdir: evil\n"}),
     "a hook of a repository a folder down": ("write_file", {"path": "sub/.git/hooks/post-checkout", "content": "x"}),
     "the HEAD of a bare repository made of the workspace": ("write_file", {"path": "HEAD", "content": "ref: refs/heads/main\n"}),
-    "a .git spelled in capitals": ("write_file", {"path": ".GIT/config", "content": FSMONITOR}),
+    "a .git spelled in capitals": ("write_file", {"path": ".GIT/hooks/pre-commit", "content": "touch /tmp/x"}),
     "a VS Code task run on opening": ("write_file", {"path": ".vscode/tasks.json", "content": "{}"}),
     "a JetBrains run configuration": ("write_file", {"path": ".idea/workspace.xml", "content": "<x/>"}),
     "git's per-user config under .config": ("write_file", {"path": ".config/git/config", "content": FSMONITOR}),
@@ -109,13 +109,15 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
 
 def test_a_person_is_asked_and_shown_why(repository):
     person = Person(("deny", "not there"))
-    found = verdict(repository, "write_file", {"path": ".git/config", "content": FSMONITOR}, person)
+    found = verdict(repository, "write_file", {"path": ".git/hooks/pre-commit", "content": "touch /tmp/x"}, person)
     assert found.decision == "deny" and len(person.asked) == 1
     assert ".git: git runs what its metadata names" in person.asked[0][2]
 
 
 def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
-    assert verdict(repository, "read_file", {"path": ".git/config"}).decision == "allow"
+    (repository / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert verdict(repository, "read_file", {"path": ".git/HEAD"}).decision == "allow"  # its config is a secret
+    assert verdict(repository, "read_file", {"path": ".gitmodules"}).decision == "allow"
     assert verdict(repository, "write_file", {"path": "gitnotes.md", "content": "x"}).decision == "allow"
     assert verdict(repository, "write_file", {"path": "docs/vscode.md", "content": "x"}).decision == "allow"
 
