@@ -176,7 +176,7 @@ def test_every_walk_of_the_workspace_holds_against_a_chain_a_command_made(confin
     names = [path for path, _ in course.paths.entries_under(fast_folder)]
     assert len(names) > 100 and all(len(os.fsencode(str(path))) < course.paths.PATH_MAX for path in names)
     assert ".env" in course.snapshot(fast_folder)
-    finished = confine.run_confined(f"mkdir -p deep/.git/objects deep/.git/refs && echo ref > deep/.git/HEAD", fast_folder)
+    finished = confine.run_confined("mkdir -p deep/.git/objects deep/.git/refs && echo ref > deep/.git/HEAD", fast_folder)
     assert "deep/.git" in finished.removed and not (fast_folder / "deep" / ".git").exists()
 
 
