@@ -23,7 +23,10 @@ pytestmark = pytest.mark.stage()  # judges answers through the grader: it pins t
 
 STAGES = sorted({stage for stage, _ in grading_probes.PROBES})
 SEEDS = (20261201,)  # the grouping is the same for every seed; the values are not
-VERDICTS = {  # the verdict constants, for the exercises that return one
+VERDICTS = {  # the constants of an answer's own shape, for the exercises whose answer has one
+    ("s00", 1): ['"failed", True', '"done", False'],
+    ("s03", 1): ['"max_turns", "the limit"', '"token_budget", "the budget"'],
+    ("s03", 2): ['"the same call again"'],
     ("s06", 1): ['Verdict("deny", "no", "rule")', 'Verdict("deny", "no", "default")', 'Verdict("allow", "ok", "rule")',
                  'Verdict("ask", "?", "rule")'],
     ("s06", 2): ['Verdict("deny", "no", "no terminal")', 'Verdict("deny", "no", "person")',
