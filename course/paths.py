@@ -428,6 +428,56 @@ RUN_LATER = {
     ".cargo/config.toml": "cargo runs the programs it names (build.rustc-wrapper) at every build "
                           "(https://doc.rust-lang.org/cargo/reference/config.html)",
     ".cargo/config": "cargo reads it as .cargo/config.toml",
+    # Python's installed packages: a project's virtual environment in the workspace. pytest loads every
+    # [pytest11] entry point of an installed distribution's entry_points.txt at its start
+    # (https://docs.pytest.org/en/stable/how-to/writing_plugins.html#setuptools-entry-points), and site
+    # runs the .pth files there; an egg-link or egg-info puts a folder on sys.path.
+    "site-packages": "Python imports what is in it, runs its .pth files, and pytest loads the plugins it names",
+    "dist-packages": "Python imports what is in it, runs its .pth files, and pytest loads the plugins it names",
+    "*.dist-info": "pytest loads the plugins its entry_points.txt names, and pip runs what it installs",
+    "*.egg-info": "pytest loads the plugins its entry_points.txt names once it is on sys.path",
+    "*.egg-link": "Python puts the folder it names on sys.path (an editable install)",
+    # Shells, editors, debuggers and REPLs that run a file of the home folder or the current one at start.
+    ".bash_aliases": "bash runs it at every start (Debian's and Ubuntu's .bashrc source it)",
+    ".zlogout": "zsh runs it when a login shell ends",
+    ".xprofile": "the display manager runs it at every graphical login",
+    ".config/environment.d": "systemd sets the environment it names for every user service "
+                             "(https://www.freedesktop.org/software/systemd/man/latest/environment.d.html)",
+    ".vim": "Vim runs the plugins in it at every start", ".gvimrc": "gVim runs it on start (exrc)",
+    ".config/nvim": "Neovim runs its init.lua and plugins at every start",
+    ".emacs": "Emacs evaluates it at every start", ".emacs.d": "Emacs evaluates its init.el at every start",
+    ".tmux.conf": "tmux runs the commands it holds (run-shell) at every start",
+    ".gdbinit": "gdb runs its commands at every start (https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html)",
+    ".irbrc": "irb runs it as Ruby at every start", ".pryrc": "pry runs it as Ruby at every start",
+    ".octaverc": "Octave runs it at every start in the folder",
+    ".ipython": "IPython runs the files in profile_default/startup at every start",
+    ".jupyter": "Jupyter runs its jupyter_*_config.py files as Python at every start",
+    # Package managers: the config names a program or a hook that the next install runs, or the index it
+    # installs from (pip's, conda's), which is code the user then runs.
+    ".yarnrc": "yarn runs the program its yarn-path names, instead of itself (https://classic.yarnpkg.com/en/docs/yarnrc)",
+    ".yarnrc.yml": "yarn runs the program its yarnPath names, instead of itself (https://yarnpkg.com/configuration/yarnrc)",
+    "bunfig.toml": "bun runs the preload scripts it names before every run and test (https://bun.sh/docs/runtime/bunfig)",
+    ".pnpmfile.cjs": "pnpm runs its hooks at every install (https://pnpm.io/pnpmfile)",
+    "pip.conf": "pip installs from the index it names (https://pip.pypa.io/en/stable/topics/configuration/)",
+    ".config/pip": "pip installs from the index its pip.conf names", ".pip": "pip installs from the index its pip.conf names",
+    ".condarc": "conda installs from the channels it names (https://docs.conda.io/projects/conda/en/latest/user-guide/configuration/)",
+    ".config/hg": "Mercurial runs the hooks its hgrc names",
+    # Gradle's own cache lives in a project's .gradle/, which a build writes: only the files it runs are kept.
+    ".gradle/init.d": "Gradle runs the scripts in it before every build (https://docs.gradle.org/current/userguide/init_scripts.html)",
+    ".gradle/init.gradle": "Gradle runs it before every build", ".gradle/init.gradle.kts": "Gradle runs it before every build",
+    ".gradle/gradle.properties": "Gradle starts its JVM with the options it names (org.gradle.jvmargs: a -javaagent)",
+    # Other agents and editors, which run the hooks, commands and servers their project config names.
+    ".zed": "Zed runs the tasks and language servers its settings name",
+    ".roo": "Roo Code loads its rules and starts the servers its mcp.json names",
+    ".kiro": "Kiro runs its agent hooks and starts the servers its settings name",
+    "opencode.json": "opencode starts the servers and runs the commands it names (https://opencode.ai/docs/config/)",
+    ".aider.conf.yml": "aider runs the lint-cmd and test-cmd it names after its edits (https://aider.chat/docs/config/aider_conf.html)",
+    ".github/workflows": "GitHub Actions runs them with the repository's secrets at the next push",
+    # pyenv's shims run the interpreter it names; a name with '..' in it ran one outside pyenv's versions
+    # (CVE-2022-35861, https://nvd.nist.gov/vuln/detail/CVE-2022-35861).
+    ".python-version": "pyenv and uv pick the interpreter `python` runs from it",
+    ".vault": "Vault runs the program its token_helper names at every login "
+              "(https://developer.hashicorp.com/vault/docs/commands/token-helper)",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 

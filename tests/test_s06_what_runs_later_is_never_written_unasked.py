@@ -107,6 +107,38 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
     assert after == before
 
 
+# A representative of each family of course.paths.RUN_LATER's later names, each a write that runs on its own later.
+FAMILIES = {
+    "a pytest plugin in a project venv": ".venv/lib/python3.12/site-packages/evil-1.0.dist-info/entry_points.txt",
+    "a module in a Debian venv": "env/lib/python3/dist-packages/json_helpers.py",
+    "an egg-info's entry points": "src/tool.egg-info/entry_points.txt", "an egg-link": "lib/tool.egg-link",
+    "bash's aliases": ".bash_aliases", "a zlogout": ".zlogout", "an xprofile": ".xprofile",
+    "a systemd environment": ".config/environment.d/10-path.conf",
+    "a Vim plugin": ".vim/plugin/x.vim", "a gvimrc": ".gvimrc", "Neovim's init": ".config/nvim/init.lua",
+    "an Emacs init": ".emacs.d/init.el", "an emacs": ".emacs", "a tmux.conf": ".tmux.conf", "a gdbinit": ".gdbinit",
+    "an irbrc": ".irbrc", "a pryrc": ".pryrc", "an octaverc": ".octaverc",
+    "an IPython startup file": ".ipython/profile_default/startup/00.py", "a Jupyter config": ".jupyter/jupyter_server_config.py",
+    "a yarnrc": ".yarnrc", "a bunfig": "bunfig.toml", "a pnpmfile": ".pnpmfile.cjs", "a pip.conf": "pip.conf",
+    "pip's config folder": ".config/pip/pip.conf", "a condarc": ".condarc", "Mercurial's config folder": ".config/hg/hgrc",
+    "a Gradle init script": ".gradle/init.d/evil.gradle", "Gradle's properties": ".gradle/gradle.properties",
+    "Zed's tasks": ".zed/tasks.json", "Roo Code's servers": ".roo/mcp.json", "Kiro's hooks": ".kiro/hooks/x.kiro.hook",
+    "an opencode config": "opencode.json", "an aider config": ".aider.conf.yml",
+    "a GitHub workflow": ".github/workflows/ci.yml", "a python-version": ".python-version", "Vault's config": ".vault",
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a_person(world, family):
+    found = verdict(world, "write_file", {"path": FAMILIES[family], "content": "x"})
+    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+
+
+@pytest.mark.parametrize("path", [".gradle/caches/8.5/x.bin", ".github/ISSUE_TEMPLATE.md", "docs/vim.md", "zed.md",
+                                  "python-version.txt", "site_packages.md"])
+def test_what_lies_beside_them_is_written_freely(world, path):
+    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+
+
 def test_a_person_is_asked_and_shown_why(repository):
     person = Person(("deny", "not there"))
     found = verdict(repository, "write_file", {"path": ".git/hooks/pre-commit", "content": "touch /tmp/x"}, person)
@@ -160,6 +192,9 @@ def test_without_the_kernel_the_same_command_does_change_git(repository, monkeyp
     "echo 'touch /tmp/x' > .envrc",
     "mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && printf '[core]\\n\\tworktree = .\\n' > config",
     "mkdir -p venv/lib/site-packages && echo 'import os' > venv/lib/site-packages/evil.pth",
+    "d=.venv/lib/python3.12/site-packages/evil-1.0.dist-info && mkdir -p $d && printf '[pytest11]\\nx = x\\n' > $d/entry_points.txt",
+    "echo 'alias ls=\"touch /tmp/x\"' > .bash_aliases",
+    "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml",
 ])
 def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
     before = course.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
