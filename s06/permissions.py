@@ -173,7 +173,7 @@ RULES = [
     *(Rule("ask", "|".join(CHANGES), pattern, f"{name}: {why}; what is written there runs later, outside every "
            "confinement") for name, why in course.paths.RUN_LATER.items() for pattern in anywhere(name)),
     # And what runs later whatever its name, as the support package finds it on disk: a folder git takes
-    # for a repository (repo.git), a json.py at the top of the workspace, which `import json` imports there.
+    # for a repository (repo.git), a json.py in any folder of the workspace, which a script there imports.
     Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there runs later, outside every confinement"),
 ]
 # --8<-- [end:default-rules]
