@@ -4,7 +4,9 @@ The default deny rules name the usual secret files (s06/permissions.py, SECRETS,
 dotenv's variants, private keys, cloud and package-registry credentials. With the default rules and
 no person, none of them reaches the model through read_file, search_files, list_files' hints or a
 command; a folder the rules deny hides everything beneath it from every tool; a refusal's reason
-says what it is (never "a hard link" when it is not one).
+says what it is (never "a hard link" when it is not one). A repository's .git/config is denied to the
+file tools and to a command that names it, and hidden from commands when it holds a credential: git
+cannot run with a config it cannot read, so a plain one stays readable to an approved `git status`.
 """
 
 from __future__ import annotations
@@ -117,8 +119,9 @@ def checkout(world):
     import course.confinement
     if not shutil.which("git") or not course.confinement.probe().available:
         pytest.skip("needs git and the kernel confinement")
+    alone = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}  # no signing, no hooks of the machine
     for command in (["init", "-q"], ["add", "memo.md"], ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"]):
-        subprocess.run(["git", *command], cwd=world, check=True, capture_output=True)
+        subprocess.run(["git", *command], cwd=world, check=True, capture_output=True, env=alone)
     return world
 
 
