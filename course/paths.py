@@ -351,6 +351,54 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     return ""
 
 
+# ---------------------------------------------------------------- secret files
+
+# The usual names of secret files: s06's default rules deny them to every tool, at any depth (a folder of
+# that name with everything beneath it). Claude Code's settings page denies Read(./.env), Read(./.env.*) and
+# Read(./secrets/**) in its example (https://code.claude.com/docs/en/settings); the rest are where tools keep
+# credentials, as each documents.
+SECRETS = (
+    ".env", ".env.*",                                       # dotenv, and .env.local, .env.production...
+    "*.pem", "*.key", "*.p12", "*.pfx", "secrets",          # private keys, certificate stores
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".ssh",   # OpenSSH's keys (man ssh-keygen)
+    ".aws",              # https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html
+    ".azure", ".config/gcloud", ".kube",  # the Azure, Google Cloud and Kubernetes command lines' logins
+    ".docker",           # config.json: registry logins (https://docs.docker.com/reference/cli/docker/login/)
+    ".npmrc",            # registry tokens (https://docs.npmjs.com/cli/v10/configuring-npm/npmrc)
+    ".pypirc",           # PyPI tokens (https://packaging.python.org/en/latest/specifications/pypirc/)
+    ".netrc",            # logins for curl, git and ftp (man 5 netrc)
+    ".git-credentials",  # git's credential store (https://git-scm.com/docs/git-credential-store)
+    ".gnupg",            # GnuPG's private keys
+    ".env~", "#.env#", ".envrc",  # an editor's backup of .env; direnv's file, which holds exported tokens
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "deploy_key", "deploy_key.*",  # a key under a suffix: id_rsa.old
+    ".config/gh",        # hosts.yml: GitHub CLI's token (https://cli.github.com/manual/gh_auth_login)
+    ".pgpass",           # PostgreSQL passwords (https://www.postgresql.org/docs/current/libpq-pgpass.html)
+    ".cargo/credentials.toml", ".cargo/credentials",  # https://doc.rust-lang.org/cargo/reference/config.html#credentials
+    ".streamlit/secrets.toml",  # https://docs.streamlit.io/develop/concepts/connections/secrets-management
+    "credentials.json",  # Google's OAuth client secrets and service account keys, as their guides name them
+    ".terraform.d",      # credentials.tfrc.json: Terraform's API tokens (https://developer.hashicorp.com/terraform/cli/config/config-file)
+    ".yarnrc.yml",       # npmAuthToken (https://yarnpkg.com/configuration/yarnrc)
+    ".env-*", ".env_*",  # dotenv spelled with a dash or an underscore: .env-local, .env_prod
+    # A repository's own config: actions/checkout keeps the job's token in it as an extraheader, and a remote
+    # URL may hold one (https://github.com/actions/checkout#usage, persist-credentials). git itself reads it.
+    ".git/config", ".git/modules/*/config",
+    ".terraformrc", "terraform.rc",  # credentials blocks (https://developer.hashicorp.com/terraform/cli/config/config-file)
+    "*.tfstate", "*.tfstate.backup",  # plain-text secrets (https://developer.hashicorp.com/terraform/language/state/sensitive-data)
+    ".vault-token",      # Vault's token helper (https://developer.hashicorp.com/vault/docs/commands/token-helper)
+    ".s3cfg",            # s3cmd's keys (https://s3tools.org/usage)
+    ".boto",             # boto's and gsutil's keys (https://cloud.google.com/storage/docs/boto-gsutil)
+    ".gem/credentials",  # RubyGems' API key (https://guides.rubygems.org/command-reference/#gem-signin)
+    ".databrickscfg",    # Databricks' tokens (https://docs.databricks.com/aws/en/dev-tools/auth/config-profiles)
+    ".config/rclone",    # rclone.conf: every remote's keys (https://rclone.org/docs/#config-config-file)
+    ".m2/settings.xml", ".m2/settings-security.xml",  # Maven's server passwords (https://maven.apache.org/settings.html#servers)
+    ".config/hub",       # hub's oauth_token (https://hub.github.com/hub.1.html, CONFIGURATION)
+    ".kaggle",           # kaggle.json: the API key (https://github.com/Kaggle/kaggle-api#api-credentials)
+    # Hugging Face's token (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hftokenpath)
+    ".cache/huggingface/token", ".huggingface/token",
+    "auth.json",         # Composer's tokens (https://getcomposer.org/doc/articles/authentication-for-private-packages.md)
+)
+
+
 # ---------------------------------------------------------------- paths other programs run: written, they are code
 
 # Workspace paths whose content another program runs, or obeys, without being asked: written by the model,

@@ -1,6 +1,6 @@
 """s06: a secret file is out of every tool's reach by any of its usual names, and a denied folder whole.
 
-The default deny rules name the usual secret files (s06/permissions.py, SECRETS, with sources):
+The default deny rules name the usual secret files (course.paths.SECRETS, with sources):
 dotenv's variants, private keys, cloud and package-registry credentials. With the default rules and
 no person, none of them reaches the model through read_file, search_files, list_files' hints or a
 command; a folder the rules deny hides everything beneath it from every tool; a refusal's reason
