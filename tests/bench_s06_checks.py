@@ -39,13 +39,19 @@ def median_us(action, repeats: int = 300) -> float:
     return statistics.median(samples)
 
 
-def main() -> None:
-    folder = Path(tempfile.mkdtemp())
-    workspace = folder / "workspace"
+def sample_with_a_repository() -> Path:
+    """A fresh copy of the sample workspace holding a .git folder of 200 files (a walk has work to do)."""
+    workspace = Path(tempfile.mkdtemp()) / "workspace"
     shutil.copytree(course.SAMPLE, workspace)
     (workspace / ".git" / "objects").mkdir(parents=True)
     for number in range(200):
         (workspace / ".git" / "objects" / f"{number:03}").write_text("x")
+    return workspace
+
+
+def main() -> None:
+    workspace = sample_with_a_repository()
+    folder = workspace.parent
     (workspace / ".env").write_text("KEY=1\n")
     confinement = course.confinement.Confinement(True, "assumed")
     new, old = (s06.Gate(rules=rules, approver=None, audit_log=False, confinement=confinement) for rules in (s06.RULES, BEFORE))

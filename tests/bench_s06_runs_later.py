@@ -12,7 +12,6 @@ from __future__ import annotations
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 import course  # noqa: E402
 import course.confinement  # noqa: E402
 import course.paths  # noqa: E402
+from bench_s06_checks import sample_with_a_repository  # noqa: E402
 from helpers import load_stage  # noqa: E402
 
 s06 = load_stage("s06")
@@ -53,12 +53,8 @@ def added_us(action, repeats: int = 200) -> tuple[float, float]:
 
 
 def main() -> None:
-    folder = Path(tempfile.mkdtemp())
-    workspace = folder / "workspace"
-    shutil.copytree(course.SAMPLE, workspace)
-    (workspace / ".git" / "objects").mkdir(parents=True)
-    for number in range(200):
-        (workspace / ".git" / "objects" / f"{number:03}").write_text("x")
+    workspace = sample_with_a_repository()
+    folder = workspace.parent
     started = time.perf_counter()
     course.paths.python_module_names()
     rows = [("python_module_names(), once per process", (time.perf_counter() - started) * 1e6, None)]
