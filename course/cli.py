@@ -25,7 +25,7 @@ from .commands import python_command
 from .limits import add_options as add_limit_options, from_options as limits_from_options
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
-from .trace import TracePrinter, shorten
+from .trace import TracePrinter, escape_terminal_controls, shorten
 from .viewer import NoteKeeper
 from .wire import sendable
 from .workspace import is_fresh_copy, keep as keep_workspace, prepare_workspace, remove_fresh_copy
@@ -71,6 +71,7 @@ def explain_api_error(error: anthropic.APIError) -> str:
         hints = {401: "check ANTHROPIC_API_KEY", 404: "check the model id (--model or MODEL_ID)",
                  429: "wait and retry, or lower the request rate", 529: "the API is overloaded; retry later"}
         hint = hints.get(error.status_code, "")
+        message = escape_terminal_controls(message)  # a server's words, shown as data
         return f"the API answered {error.status_code}: {message}" + (f" ({hint})" if hint else "")
     if isinstance(error, anthropic.APIConnectionError):
         if "injected" in str(error.__cause__):  # --faults: the offline model dropped it on purpose
@@ -280,7 +281,8 @@ def answer_text(result, *, workspace: str | None = None) -> str:
     if everything.get("transcript"):
         ended = f" (go on with --resume {Path(everything['transcript']).stem})" if can_go_on(result) else ""
         lines.append(f"transcript: {everything['transcript']}{ended}")
-    return "\n".join(lines) + "\n"
+    # The answer is the model's text and the explanation may quote a call: shown as data, as the trace shows them.
+    return escape_terminal_controls("\n".join(lines)) + "\n"
 
 
 def client_for(args) -> "anthropic.Anthropic | None":

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anthropic
+import httpx2
 import pytest
 
 import course
@@ -296,6 +298,20 @@ def test_the_trace_shows_the_escape_sequences_a_model_or_a_tool_wrote_as_data():
     assert not [char for char in OBEYED if char in out]
     assert "\\x1b[8m" in out and "\\x1b[2K" in out and "\\x9b" in out and "\\u202e" in out
     assert "   Done." in out and "\t" not in TERMINAL_ATTACK  # lines are still lines
+
+
+def test_the_answer_and_an_api_error_are_printed_as_data_too():
+    """After the trace, the command line prints the model's answer, why the run stopped, and an API error's
+    message: each may carry what a model or a server wrote, so none of it is obeyed either."""
+    result = {"stop_reason": "no_progress", "turns": 2, "usage": {"input_tokens": 1, "output_tokens": 1},
+              "answer": TERMINAL_ATTACK, "explanation": TERMINAL_ATTACK, "workspace": "/w"}
+    printed = course.cli.answer_text(result)
+    assert not [char for char in OBEYED if char in printed]
+    assert "\nDone.\n" in printed and "stopped: Done." in printed  # lines are still lines
+    response = httpx2.Response(500, request=httpx2.Request("POST", "http://localhost/v1/messages"))
+    error = anthropic.InternalServerError(TERMINAL_ATTACK, response=response, body={"error": {"message": TERMINAL_ATTACK}})
+    explained = course.cli.explain_api_error(error)
+    assert not [char for char in OBEYED if char in explained] and "\\x1b[8m" in explained
 
 
 def test_escape_terminal_controls_keeps_newlines_tabs_and_letters_and_is_idempotent():
