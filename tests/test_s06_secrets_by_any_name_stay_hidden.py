@@ -11,10 +11,12 @@ cannot run with a config it cannot read, so a plain one stays readable to an app
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 
 import pytest
+from hypothesis import given, strategies as st
 
 import course.paths
 
@@ -191,3 +193,16 @@ def test_search_and_commands_do_not_reach_what_a_secret_named_link_leads_to(link
     hidden = {str(path) for path in gate().hidden(linked)}
     assert {str((linked / "dotfiles" / "aws").resolve()), str((linked / "dotfiles" / "env.production").resolve())} <= hidden
     no_secret(requests)
+
+
+DENIED = [rule.pattern for rule in s06.RULES if rule.decision == "deny" and rule.tool == "*"]
+PARTS = st.sampled_from([".env", ".ENV", "a", ".git", "config", "modules", "x.pem", "id_rsa.old", "secrets",
+                         ".config", "gcloud", "auth.json", "b.tfstate", ".env-local", "日本"])
+
+
+@given(st.lists(PARTS, min_size=1, max_size=6).map("/".join))
+def test_the_walks_quick_match_of_the_deny_globs_is_fnmatchs(path):
+    """course.paths.any_glob answers most globs with a set and an ending instead of one long expression:
+    it must still answer exactly what fnmatch answers, without regard to case, for every deny glob."""
+    expected = any(fnmatch.fnmatchcase(path.lower(), pattern.lower()) for pattern in DENIED)
+    assert course.paths.any_glob(DENIED)(path) == expected
