@@ -34,6 +34,9 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   harness, for one) nor reach an abstract unix socket made outside it.
 - IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
   machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
+- Metadata: Landlock has no right for a file's owner, mode or attributes, so seccomp refuses the
+  chown and extended-attribute calls (no file gains an owner or capabilities) and a chmod that sets
+  the set-user-id or set-group-id bit; chmod +x in the workspace still works.
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core;
   processes also in a pids cgroup of the command's own where one can be made (pids.max 64, which
   binds root too); all files together: the supervisor stops the command once the workspace's file
@@ -46,7 +49,8 @@ What it does not cover: a unix socket handed down already open (none is: every i
 closed), 32-bit programs (the seccomp filter refuses their system calls, so they do not run), the
 seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named unix sockets stay
 reachable), reading the system folders (/etc/passwd; run as root,
-/etc/shadow too), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
+/etc/shadow too), a mode without the set-id bits or a file's times changed outside the workspace
+by a command that runs as root (its owner), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
 The process limit is not enforced for root where no pids cgroup can be made (cgroup v1's pids
 hierarchy not mounted or not writable, and a cgroup v2 one whose pids controller is not delegated
 to the harness's cgroup): the kernel exempts the real root user from RLIMIT_NPROC, and mapping root
@@ -983,15 +987,30 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
 # keyring, so that it holds none of the harness's keys. Sources: the kernel's seccomp_filter
 # documentation (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct
 # seccomp_data is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
+# Landlock has no right for a file's metadata: a command that runs as root could make any file of the
+# machine set-user-id, hand it to another owner, or give it capabilities (security.capability), which a
+# later process then runs with. So the calls that change an owner or an extended attribute are refused,
+# and a change of mode that sets the set-user-id or set-group-id bit (a plain chmod +x still works);
+# a mode without those bits, and a file's times, can still be changed outside the workspace by an
+# approved command that runs as root (said in the module's docstring). Numbers: the kernel's
+# syscall_64.tbl and the generic table (include/uapi/asm-generic/unistd.h), fchmodat2 452,
+# setxattrat 463, removexattrat 466 shared by both.
 # AUDIT_ARCH_*, __NR_socket, then the refused calls: io_uring_setup, _enter, _register (425-427 in the
-# table both architectures share for new calls), add_key, request_key, keyctl.
-SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 248, 249, 250)),
-                  "aarch64": (0xC00000B7, 198, (425, 426, 427, 217, 218, 219))}
+# table both architectures share for new calls), the owner and extended-attribute calls, add_key,
+# request_key, keyctl (last: _join_fresh_session_keyring reads it there); then the mode calls, each with
+# the index of its mode argument.
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466,
+                                              248, 249, 250),
+                             ((90, 1), (91, 1), (268, 2), (452, 2))),
+                  "aarch64": (0xC00000B7, 198, (425, 426, 427, 54, 55, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219),
+                              ((52, 1), (53, 2), (452, 2)))}
+SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID: a mode call that sets either is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, X32_SYSCALL_BIT = 22, 2, 0x40000000
 AF_INET, AF_UNIX, AF_INET6, AF_VSOCK = 2, 1, 10, 40
 SOCKET_FAMILIES = (AF_INET, AF_INET6)  # the only families socket() may make
 RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
 LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
+AND = 0x54  # BPF_ALU|BPF_AND|BPF_K
 KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
@@ -1003,26 +1022,32 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def seccomp_program(arch: int, socket_number: int, refused: Sequence[int]) -> list[tuple[int, int, int, int]]:
+def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
+                    mode_calls: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
-    architecture (or x32) is refused; each call in ``refused`` is refused; socket() is allowed for
-    the families of SOCKET_FAMILIES only. Everything else is allowed. A jump counts the instructions
-    it skips, so the program is built from its two ends: the last two instructions allow and refuse."""
-    ALLOW, REFUSE = "allow", "refuse"  # jump targets, worked out once the program's length is known
+    architecture (or x32) is refused; each call in ``refused`` is refused; each call of ``mode_calls``
+    (number, index of its mode argument) is refused when the mode sets a bit of SET_ID_BITS; socket() is
+    allowed for the families of SOCKET_FAMILIES only. Everything else is allowed. A jump counts the
+    instructions it skips, so jumps name their targets and the offsets are worked out at the end."""
+    ALLOW, REFUSE = "allow", "refuse"
     program = [(LOAD_WORD, 0, 0, 4),                     # the architecture
                (JUMP_EQUAL, 1, 0, arch),                 # ours: skip the next
                (RETURN, 0, 0, RET_EACCES),               # another one (a 32-bit program): refused
                (LOAD_WORD, 0, 0, 0),                     # the system call's number
                (JUMP_AT_LEAST, REFUSE, 0, X32_SYSCALL_BIT),  # an x32 call
                *((JUMP_EQUAL, REFUSE, 0, number) for number in refused),
+               *((JUMP_EQUAL, ("mode", index), 0, number) for index, (number, _) in enumerate(mode_calls)),
                (JUMP_EQUAL, 0, ALLOW, socket_number),    # not socket(): allowed
                (LOAD_WORD, 0, 0, 16),                    # socket()'s first argument, the family
                *((JUMP_EQUAL, ALLOW, 0, family) for family in SOCKET_FAMILIES),
-               (RETURN, 0, 0, RET_EACCES),               # any other family
-               (RETURN, 0, 0, RET_ALLOW),                # ALLOW
-               (RETURN, 0, 0, RET_EACCES)]               # REFUSE
-    target = {ALLOW: len(program) - 2, REFUSE: len(program) - 1}
-    return [(code, *(target[jump] - index - 1 if jump in target else jump for jump in (true, false)), value)
+               (RETURN, 0, 0, RET_EACCES)]               # any other family
+    target = {}
+    for index, (_, argument) in enumerate(mode_calls):   # the mode's low word: args[i] at 16 + 8 i
+        target["mode", index] = len(program)
+        program += [(LOAD_WORD, 0, 0, 16 + 8 * argument), (AND, 0, 0, SET_ID_BITS), (JUMP_EQUAL, ALLOW, REFUSE, 0)]
+    target[ALLOW], target[REFUSE] = len(program), len(program) + 1
+    program += [(RETURN, 0, 0, RET_ALLOW), (RETURN, 0, 0, RET_EACCES)]
+    return [(code, *(target[jump] - index - 1 if isinstance(jump, (str, tuple)) else jump for jump in (true, false)), value)
             for index, (code, true, false, value) in enumerate(program)]
 
 

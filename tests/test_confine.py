@@ -192,16 +192,21 @@ def test_a_named_unix_socket_cannot_be_connected(confined, box, beside):
     path.unlink()
 
 
-def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E) -> int:
-    """What the filter returns for one system call: the program run as the kernel would run it."""
-    data = {0: nr, 4: arch, 16: family}
+def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E, args: tuple = ()) -> int:
+    """What the filter returns for one system call: the program run as the kernel would run it.
+    ``family`` is the first argument (socket's), ``args`` all of them when given."""
+    arguments = args or (family,)
+    data = {0: nr, 4: arch, **{16 + 8 * index: value for index, value in enumerate(arguments)}}
     index, loaded = 0, 0
     while True:
         code, jump_true, jump_false, value = program[index]
         if code == confine.RETURN:
             return value
         if code == confine.LOAD_WORD:
-            loaded, index = data[value], index + 1
+            loaded, index = data.get(value, 0), index + 1
+            continue
+        if code == confine.AND:
+            loaded, index = loaded & value, index + 1
             continue
         taken = loaded == value if code == confine.JUMP_EQUAL else loaded >= value
         index += 1 + (jump_true if taken else jump_false)
@@ -216,6 +221,13 @@ def test_the_seccomp_program_refuses_every_family_but_ip_the_rings_the_keyring_a
         assert outcome(program, 41, family) == expected, family
     for number in (425, 426, 427, 248, 249, 250):  # io_uring_setup, _enter, _register; add_key, request_key, keyctl
         assert outcome(program, number) == refused, number
+    for number in (92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466):  # owners, extended attributes
+        assert outcome(program, number) == refused, number
+    for number, mode_at in ((90, 1), (91, 1), (268, 2), (452, 2)):  # chmod, fchmod, fchmodat, fchmodat2
+        for mode in (0o4755, 0o2755, 0o6777, 0o104755):
+            assert outcome(program, number, args=tuple(mode if i == mode_at else 3 for i in range(4))) == refused
+        for mode in (0o755, 0o644, 0o1777, 0o000):
+            assert outcome(program, number, args=tuple(mode if i == mode_at else 0o4000 for i in range(4))) == allowed
     assert all(outcome(program, nr, socket.AF_UNIX) == allowed for nr in (0, 1, 2, 3, 53, 59, 60, 231, 424, 428))
     assert outcome(program, 0x40000000 | 41, socket.AF_UNIX) == refused  # x32
     assert outcome(program, 0, arch=0x40000003) == refused  # i386
@@ -232,6 +244,29 @@ def test_io_uring_and_vsock_are_refused_inside(confined, box):
                      "except OSError as error:\n    print('vsock', error.errno)")
     finished = run(command, box)
     assert "io_uring -1 13" in finished.output and "vsock 13" in finished.output, finished.output
+
+
+def test_no_file_becomes_set_user_id_changes_owner_or_gains_an_attribute(confined, box):
+    """Landlock has no right for a file's metadata: beside the workspace (where Landlock refuses writes),
+    a command could still make a file set-user-id or give it capabilities. The kernel refuses those;
+    a plain chmod +x inside the workspace still works."""
+    outside = box.parent / "victim"
+    outside.write_text("x")
+    outside.chmod(0o644)
+    (box / "script.sh").write_text("echo hi\n")
+    command = python("import os\n"
+                     f"for mode in (0o4777, 0o2755):\n"
+                     f"    try:\n        os.chmod({str(outside)!r}, mode); print('set-id made', oct(mode))\n"
+                     f"    except OSError as error: print('chmod', error.errno)\n"
+                     f"for call in (lambda: os.chown({str(outside)!r}, 1, 1),\n"
+                     f"             lambda: os.setxattr({str(outside)!r}, 'user.x', b'1')):\n"
+                     f"    try:\n        call(); print('changed')\n"
+                     f"    except OSError as error: print('refused', error.errno)\n"
+                     "os.chmod('script.sh', 0o755); print('plain chmod', oct(os.stat('script.sh').st_mode & 0o777))")
+    finished = run(command, box)
+    assert "set-id made" not in finished.output and "changed" not in finished.output, finished.output
+    assert finished.output.count("chmod 13") == 2 and finished.output.count("refused 13") == 2, finished.output
+    assert "plain chmod 0o755" in finished.output and oct(outside.stat().st_mode & 0o7777) == "0o644"
 
 
 def landlock_abi() -> int:
