@@ -204,7 +204,7 @@ def read_source(path: Path) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding).removeprefix("\ufeff")
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+    except (SyntaxError, UnicodeError, LookupError) as error:  # UnicodeError: the 'undefined' codec, say
         line = data[:getattr(error, "start", 0)].count(b"\n") + 1 if isinstance(error, UnicodeDecodeError) else 1
         raise Refused(f"{path.name}, line {line}: not valid text in its encoding ({error})") from None
 
@@ -686,7 +686,11 @@ def grade_copies(copies: list[tuple], options: Options) -> list[CopyGrade]:
             if problem and problem[0]:
                 raise Refused(problem[0])
             bodies = read_copy(stage, Path(folder))
-        except CourseError as error:
+            prepared = [_prepared_alone(exercise, bodies.get(exercise.number), seed, options)  # parsed here, in
+                        for exercise in stage_exercises(stage)]                              # this thread: see _ONE_PARSE_AT_A_TIME
+        except Exception as error:  # nothing in one copy ends the class's run (a parse too deep, an odd file)
+            if not isinstance(error, CourseError):
+                error = Refused(one_line(f"the grader could not read this copy: {type(error).__name__}: {error}"))
             grade.refused = str(error)
             detail = getattr(error, "detail", "")
             for exercise in stage_exercises(stage) if stage else []:
@@ -695,8 +699,7 @@ def grade_copies(copies: list[tuple], options: Options) -> list[CopyGrade]:
                                                  f"refused: {error}"))
                 grade.results[-1].printed = detail
             continue
-        for exercise in stage_exercises(stage):  # parsed here, in this thread: see _ONE_PARSE_AT_A_TIME
-            tasks.append((grade, _prepared_alone(exercise, bodies.get(exercise.number), seed, options)))
+        tasks += [(grade, one) for one in prepared]
     workers = options.jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         done = list(pool.map(lambda task: (task[0], _judged_alone(task[1], seed, options)), tasks))
@@ -733,7 +736,7 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
     students: list[tuple[str, Path, bool]] = []  # (name, folder, whether the folder is itself one copy)
     for path in given:
         own_name = Path(os.path.abspath(path)).name  # abspath, not resolve: a link is not named by its target
-        holds_agent = os.path.lexists(path / "agent.py")
+        holds_agent = (path / "agent.py").is_file()  # a folder named agent.py is no copy
         if student is not None:
             students.append((student, path, False))
         elif STAGE_NAME.fullmatch(own_name) and holds_agent:
@@ -760,8 +763,8 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
             if not os.path.isdir(folder):
                 problems.append(("", folder, f"{printable_name(str(folder))} is not a folder"))
                 continue
-            try:  # rglob does not follow a link to a folder
-                agents = [folder / "agent.py"] if one_copy else sorted(folder.rglob("agent.py"))
+            try:
+                agents = [folder / "agent.py"] if one_copy else _agents_under(folder)
             except OSError as error:
                 problems.append(("", folder, f"cannot read {printable_name(str(folder))}: {error.strerror or error}"))
                 continue
@@ -790,16 +793,41 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
     return found
 
 
+COPY_DEPTH = 8  # how deep under a student's folder a copy is looked for (a repository's sNN/agent.py is 2)
+
+
+def _agents_under(folder: Path) -> list[Path]:
+    """Every agent.py under the folder, at most COPY_DEPTH folders down, links not followed: a walk without
+    recursion, so that a chain of folders a student made thousands deep ends nothing."""
+    found, waiting = [], [(folder, 0)]
+    while waiting:
+        current, depth = waiting.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < COPY_DEPTH:
+                        waiting.append((Path(entry.path), depth + 1))
+                elif entry.name == "agent.py":
+                    found.append(Path(entry.path))
+    return sorted(found)
+
+
 def _holds_stage_folder(path: Path) -> bool:
+    """Whether a copy (sNN/agent.py) is directly in the folder: a student's folder named s01 that holds
+    copies of its own does not make the class folder one student's."""
     try:
-        return any(STAGE_NAME.fullmatch(entry.name) for entry in os.scandir(path))
+        return any(STAGE_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)
+                   and os.path.isfile(os.path.join(entry.path, "agent.py")) for entry in os.scandir(path))
     except OSError:
         return False
 
 
 def printable_name(name: str) -> str:
     """A file name as text that can be written and printed: bytes that are not UTF-8 as \\xNN escapes."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate no file name holds (a copy's own text): shown as its escape
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _stage_of(agent: Path) -> str | None:

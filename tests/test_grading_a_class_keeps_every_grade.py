@@ -132,3 +132,42 @@ def test_a_folder_name_draws_no_line_of_its_own(tmp_path, capsys):
     markdown = summary.read_text(encoding="utf-8")
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", markdown)
     assert not any(line.startswith("bob") for line in markdown.splitlines())  # the name stays inside its code span
+
+
+def test_a_student_named_like_a_stage_or_a_folder_named_agent_py_leaves_the_class_a_class(tmp_path):
+    """The class folder is one student's only when a copy (sNN/agent.py) or agent.py itself is directly in
+    it: a student's folder named s01, or a folder named agent.py, does not make it so."""
+    klass = tmp_path / "class"
+    make_copy(klass / "s01" / "s03", "s03")
+    make_copy(klass / "bob" / "s03", "s03")
+    (klass / "agent.py").mkdir()
+    found = grading.find_copies([str(klass)])
+    assert {(student, stage) for student, stage, _, problem in found if not problem} == {("s01", "s03"), ("bob", "s03")}
+
+
+def test_a_copy_the_grader_cannot_read_is_that_students_row_and_the_others_are_graded(tmp_path):
+    """An unknown coding, an expression nested deeper than the parser goes, and a chain of folders
+    thousands deep: each is one student's row; the run goes on and grades the others."""
+    klass = tmp_path / "class"
+    for student in ("ana", "bob", "carl", "dora"):
+        make_copy(klass / student / "s00", "s00")
+    ana = klass / "ana" / "s00" / "agent.py"
+    ana.write_text("# -*- coding: undefined -*-\n" + ana.read_text(encoding="utf-8"), encoding="utf-8")
+    bob = klass / "bob" / "s00" / "agent.py"
+    bob.write_text(bob.read_text(encoding="utf-8") + "\nx = " + "+".join(["1"] * 200_000) + "\n", encoding="utf-8")
+    deep = str(klass / "carl")
+    descriptor = os.open(deep, os.O_RDONLY)
+    try:
+        for _ in range(1_400):  # by descriptor: a path this deep is longer than PATH_MAX
+            os.mkdir("d", dir_fd=descriptor)
+            descriptor, above = os.open("d", os.O_RDONLY, dir_fd=descriptor), descriptor
+            os.close(above)
+    finally:
+        os.close(descriptor)
+    found = grading.find_copies([str(klass)])
+    grades = grading.grade_copies(found, grading.Options(confine=False, seed=1))
+    by_student = {grade.student: grade for grade in grades}
+    assert set(by_student) == {"ana", "bob", "carl", "dora"}
+    assert by_student["ana"].refused and by_student["bob"].refused and "\n" not in by_student["bob"].refused
+    assert not by_student["carl"].refused and not by_student["dora"].refused
+    assert grading.printable_name("a\ud800b") == "a\\ud800b"  # a lone surrogate, as a copy may report one
