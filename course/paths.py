@@ -412,7 +412,31 @@ SECRETS = (
     # Hugging Face's token (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hftokenpath)
     ".cache/huggingface/token", ".huggingface/token",
     "auth.json",         # Composer's tokens (https://getcomposer.org/doc/articles/authentication-for-private-packages.md)
+    # Secrets files by their common names: Home Assistant's and ESPHome's secrets.yaml
+    # (https://www.home-assistant.io/docs/configuration/secrets/), and the same in YAML's other ending and JSON.
+    "secrets.yaml", "secrets.yml", "secrets.json",
+    ".my.cnf",           # MySQL's client password (https://dev.mysql.com/doc/refman/8.0/en/option-files.html)
+    ".dockercfg",        # Docker's older registry logins (https://docs.docker.com/reference/cli/docker/login/)
+    "client_secret*.json",  # Google's OAuth client as it is downloaded (https://developers.google.com/identity/protocols/oauth2)
+    "*.tfvars",          # Terraform's variables, often passwords (https://developer.hashicorp.com/terraform/language/values/variables)
+    ".gradle/gradle.properties",  # repository passwords (https://docs.gradle.org/current/userguide/build_environment.html)
+    ".git/config.worktree",  # a worktree's config holds what .git/config may (https://git-scm.com/docs/git-worktree)
+    ".config/doctl",     # DigitalOcean's token in config.yaml (https://docs.digitalocean.com/reference/doctl/)
+    ".config/ngrok", ".ngrok2",  # ngrok's authtoken (https://ngrok.com/docs/agent/config/)
+    ".oci",              # Oracle Cloud's API key and config (https://docs.oracle.com/en-us/iaas/Content/API/Concepts/sdkconfig.htm)
+    ".sentryclirc",      # sentry-cli's auth token (https://docs.sentry.io/cli/configuration/)
+    # Shells' and REPLs' histories: a token typed on a command line (export TOKEN=..., mysql -pSECRET) stays in them.
+    ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
 )
+
+# An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
+# (https://www.gnu.org/software/emacs/manual/html_node/emacs/Backup-Names.html), Vim's .NAME.swp
+# (https://vimhelp.org/recover.txt.html), nano's NAME.save (man nano), and the .bak, .old and .orig that
+# people, patch and merge tools leave. Made from every name of SECRETS with no glob and one part.
+BACKUP_COPIES = ("{}~", "{}.bak", "{}.old", "{}.orig", "{}.swp", ".{}.swp", "#{}#", "{}.save")
+SECRETS += tuple(dict.fromkeys(copy.format(name) for name in SECRETS if not GLOB_CHARACTERS.search(name)
+                               and "/" not in name for copy in BACKUP_COPIES  # one a glob already covers is left out
+                               if not any(fnmatch.fnmatchcase(copy.format(name), glob) for glob in SECRETS)))
 
 
 # ---------------------------------------------------------------- paths other programs run: written, they are code
@@ -542,6 +566,10 @@ RUN_LATER = {
     ".python-version": "pyenv and uv pick the interpreter `python` runs from it",
     ".vault": "Vault runs the program its token_helper names at every login "
               "(https://developer.hashicorp.com/vault/docs/commands/token-helper)",
+    # node resolves require() and import by looking in node_modules of the folder and of every folder above
+    # (https://nodejs.org/api/modules.html#loading-from-node_modules-folders); npm runs its packages' scripts.
+    "node_modules": "node loads a package from it for every require() and import beneath its folder, and npm "
+                    "runs its packages' install scripts and bin links",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
@@ -686,7 +714,89 @@ def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
     for start, part in enumerate(inner[:-1]):
         if part in namespaces:
             return ".".join(inner[start:])
-    return stem if stem in python_module_names() else ""
+    if stem in python_module_names() or stem in harness_module_names():
+        return stem
+    return stem if stem in workspace_environment_module_names(top) else ""
+
+
+def harness_module_names() -> frozenset[str]:
+    """The top-level modules the harness's own Python imports that no listing of site-packages shows: what
+    an editable install's finder maps (``__editable___*_finder.py``'s MAPPING: the course's own `course`
+    and `s00`..`s06`, https://setuptools.pypa.io/en/latest/userguide/development_mode.html), and every
+    top-level name of sys.modules that an import finds (a folder on sys.path, a finder). With the
+    course's repository as the workspace, s05/course.py is what `python s05/agent.py` imports instead
+    of the course. Worked out again when a module is imported (one len() a call otherwise)."""
+    return _harness_module_names(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=4)
+def _harness_module_names(modules: int) -> frozenset[str]:
+    import importlib.util
+
+    names: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        mapping = getattr(module, "MAPPING", None) if name.startswith("__editable__") else None
+        if isinstance(mapping, dict):
+            names |= {key for key in mapping if isinstance(key, str)}
+        if "." in name or name == "__main__" or not name.isidentifier():
+            continue
+        try:
+            if importlib.util.find_spec(name) is not None:
+                names.add(name)
+        except (ImportError, ValueError, AttributeError):  # a module whose __spec__ is None or odd
+            continue
+    return frozenset(names)
+
+
+# A Python environment kept inside the workspace (a project's .venv, venv or env): its site-packages'
+# modules are what a script there imports, and a NAME.py of the workspace comes before them.
+WORKSPACE_ENVIRONMENTS = (".venv", "venv", "env")
+
+
+def workspace_environment_module_names(root: Path) -> frozenset[str]:
+    """The top-level modules of the Python environments inside the workspace (``.venv``, ``venv``, ``env``:
+    each lib/python3*/site-packages), listed again when one of those folders changes (its mtime)."""
+    top = str(root)  # joined as text, not as Paths: asked of every module-named entry of a walk
+    libs = tuple((lib, _mtime(lib)) for lib in (f"{top}/{name}/lib" for name in WORKSPACE_ENVIRONMENTS))
+    stamps = tuple((folder, _mtime(folder)) for folder in _environment_site_packages(libs))
+    return _site_packages_names(stamps) if stamps else frozenset()
+
+
+@functools.lru_cache(maxsize=16)
+def _environment_site_packages(libs: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+    folders = []
+    for lib, stamp in libs:
+        if not stamp:  # none there: the usual case
+            continue
+        try:
+            versions = sorted(found.path for found in os.scandir(lib) if found.name.startswith("python3"))
+        except OSError:
+            continue
+        folders += [os.path.join(version, "site-packages") for version in versions
+                    if os.path.isdir(os.path.join(version, "site-packages"))]
+    return tuple(folders)
+
+
+def _mtime(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return 0
+
+
+@functools.lru_cache(maxsize=16)
+def _site_packages_names(stamps: tuple[tuple[str, int], ...]) -> frozenset[str]:
+    names = set()
+    for folder, _ in stamps:
+        try:
+            listed = list(os.scandir(folder))
+        except OSError:
+            continue
+        for found in listed:
+            name = found.name
+            names.add(name if found.is_dir() else next(
+                (name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), ""))
+    return frozenset(name for name in names if name.isidentifier() and name != "__pycache__")
 
 
 @functools.lru_cache(maxsize=1)
@@ -772,6 +882,18 @@ def harness_files() -> list[Path]:
             (transcript.folder(), transcript.key_path(), runlog.log_path(), runlog.audit_path())]
 
 
+# The folder the harness keeps its transcripts, runs log, audit log in, under the folder it runs from:
+# any folder of this name in the workspace is the harness's, whatever folder a later run starts in
+# (`python agent.py --resume last` run from s05/ reads s05/runs/transcripts/). A model that writes one
+# there forges the run a later resume goes on with.
+HARNESS_FOLDER = "runs"
+
+
+def in_a_harness_folder(relative: str) -> bool:
+    """Whether a path relative to the workspace is a folder named HARNESS_FOLDER or lies beneath one."""
+    return HARNESS_FOLDER in relative.lower().split("/")
+
+
 def inside(root: Path, paths: Sequence[Path]) -> list[Path]:
     """Those of ``paths`` that are ``root`` or lie beneath it (the workspace itself never counts)."""
     return [path for path in paths if path != root and path.is_relative_to(root)]
@@ -794,8 +916,9 @@ def harness_problem(workspace: Path, names: Sequence[str], writes: bool) -> str:
     files, environment = inside(root, harness_files()), environment_inside(root) if writes else []
     for name in names:
         path = root / name
-        if any(path == file or path.is_relative_to(file) for file in files):
-            return f"{name!r} is one of the harness's own files (its transcripts and logs): no tool may touch them"
+        if any(path == file or path.is_relative_to(file) for file in files) or in_a_harness_folder(name):
+            return (f"{name!r} is one of the harness's own files (its transcripts and logs, in any {HARNESS_FOLDER}/ "
+                    "folder): no tool may touch them")
         if any(path == folder or path.is_relative_to(folder) for folder in environment):
             return (f"{name!r} is in the Python environment that runs the harness: it is never written, "
                     "since what is written there runs in the harness itself")
@@ -808,7 +931,7 @@ def protected_entries(workspace: Path) -> dict[str, tuple[int, int]]:
     whole), the harness's environment and its own files where they lie inside the workspace, each
     folder git takes for a repository and each folder a pointer names (a .git file's gitdir, a
     commondir), the pieces beside a HEAD that make its folder one (objects, refs, commondir, config),
-    and each module at the top of the workspace that Python would import instead of its own."""
+    each folder named HARNESS_FOLDER (a transcript a command writes there would be resumed), and each module at the top of the workspace that Python would import instead of its own."""
     return _protected(workspace)[0]
 
 
@@ -832,7 +955,7 @@ def _protected(workspace: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
     # The walk does not go into a kept folder (it is kept whole); git_directory() costs one lstat a folder.
     for path, is_file in entries_under(root, skip=lambda path: str(path) in found):
         tail = "/".join(path.parts[len(root.parts):][-_RUN_LATER_DEPTH:])
-        if path in environment or run_later(tail, last_only=True):
+        if path in environment or run_later(tail, last_only=True) or path.name.lower() == HARNESS_FOLDER:
             found[str(path)] = identity(path)
             if path.name == ".git" and is_file:
                 point(path)

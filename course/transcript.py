@@ -29,7 +29,11 @@ stage of SIGNED carries ``mac``, an HMAC-SHA256 of the run's id, the line before
 itself, with a key kept outside every workspace (``$AGENT_COURSE_KEY`` if set, else
 ``~/.local/state/agent-course/transcript.key``, made on first use, mode 0600). A transcript the
 model wrote, edited or put together from other runs' lines (its workspace, say, changed to a folder
-outside) does not verify, and resuming it is refused in one line.
+outside) does not verify, and resuming it is refused in one line. Every stage signs its lines; one
+of s00-s05 must verify when it lies inside the folder the harness runs from or inside a workspace it
+names: a model working there could have written it (s06's, under s05/runs/transcripts/, which
+`python agent.py --resume last` run from s05/ reads), and it would resume in any folder it names.
+One kept elsewhere ($AGENT_COURSE_TRANSCRIPTS) is the learner's to edit.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ from .wire import sendable
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
 KEY_VARIABLE = "AGENT_COURSE_KEY"
-SIGNED = ("s06",)  # the stages whose transcripts are signed, and refused unless they verify
+SIGNED = tuple(f"s{number:02d}" for number in range(7))  # the stages whose transcripts' lines carry a mac
+ALWAYS_VERIFIED = ("s06",)  # the stages whose transcripts are refused unless they verify, wherever they lie
 SUFFIX = ".jsonl"
 # fsync makes a line survive a power cut or a crash of the system; a killed process loses nothing
 # the kernel already holds. It costs a few milliseconds a line, so a test that kills no machine
@@ -274,7 +279,8 @@ def load(path: str | Path) -> Loaded:
     if unsigned:
         raise CourseError(f"transcript {path} is damaged at line {unsigned} (its mac is not the one the harness "
                           "wrote): it was changed by something other than a run; start a new run")
-    loaded = Loaded(path=path, records=scan.records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
+    records = [{name: value for name, value in record.items() if name != "mac"} for record in scan.records]
+    loaded = Loaded(path=path, records=records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
     history = loaded.history()
     calls = {block["id"] for message in history if isinstance(message["content"], list)
              for block in message["content"] if block["type"] == "tool_use"}
@@ -287,9 +293,20 @@ def load(path: str | Path) -> Loaded:
 
 
 def signs(path: Path, records: list[dict]) -> bool:
-    """Whether a transcript must verify: its first line names a stage of SIGNED, or its name does."""
+    """Whether a transcript must verify: its first line names a stage of ALWAYS_VERIFIED, or its name does;
+    or it lies where a model may have written it (where_a_model_may_write)."""
     stage = records[0].get("stage") if records else None
-    return stage in SIGNED or any(run_id(path).startswith(f"{signed}-") for signed in SIGNED)
+    return (stage in ALWAYS_VERIFIED or any(run_id(path).startswith(f"{signed}-") for signed in ALWAYS_VERIFIED)
+            or where_a_model_may_write(path, records))
+
+
+def where_a_model_may_write(path: Path, records: list[dict]) -> bool:
+    """Whether a transcript lies inside the folder the harness runs from (``--workspace .``, or a folder
+    above it, puts it in a model's reach) or inside a workspace one of its lines names, links resolved."""
+    where = Path(os.path.realpath(path))
+    named = [record.get("workspace") for record in records]
+    return any(where.is_relative_to(os.path.realpath(folder)) for folder in
+               [os.getcwd(), *(folder for folder in named if isinstance(folder, str) and folder)])
 
 
 def unsigned_line(path: Path, records: list[dict]) -> int:

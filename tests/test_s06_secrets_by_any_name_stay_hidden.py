@@ -206,3 +206,36 @@ def test_the_walks_quick_match_of_the_deny_globs_is_fnmatchs(path):
     it must still answer exactly what fnmatch answers, without regard to case, for every deny glob."""
     expected = any(fnmatch.fnmatchcase(path.lower(), pattern.lower()) for pattern in DENIED)
     assert course.paths.any_glob(DENIED)(path) == expected
+
+
+# Where the common ones live, each as its tool names it (course.paths.SECRETS gives the sources).
+COMMON_SECRETS = ["secrets.yaml", "conf/secrets.yml", "app/secrets.json", ".my.cnf", ".dockercfg",
+                  "client_secret_1234-abc.apps.googleusercontent.com.json", "infra/prod.tfvars",
+                  ".gradle/gradle.properties", ".git/config.worktree", ".config/doctl/config.yaml",
+                  ".config/ngrok/ngrok.yml", ".ngrok2/ngrok.yml", ".oci/config", ".sentryclirc", ".bash_history",
+                  "home/.zsh_history", ".python_history", ".psql_history", ".mysql_history"]
+COPIES = ["{}~", "{}.bak", "{}.old", "{}.orig", "{}.swp", ".{}.swp", "#{}#", "{}.save"]
+
+
+def single_names() -> list[str]:
+    """Each name of the list that is a name alone (no glob, no folder), and not itself a copy of another."""
+    listed = course.paths.SECRETS
+    plain = [name for name in listed if not any(mark in name for mark in "*?[/")]
+    return [name for name in plain if not any(copy.format(other) == name for other in plain for copy in COPIES)]
+
+
+def test_every_copy_an_editor_or_a_tool_leaves_of_a_secret_is_denied():
+    """NAME~, #NAME#, .NAME.swp, NAME.bak...: what the secret holds, under a name made from it."""
+    denied = course.paths.any_glob([rule.pattern for rule in s06.RULES if rule.decision == "deny" and rule.tool == "*"])
+    names = single_names()
+    assert {".npmrc", ".pgpass", "credentials.json", "secrets.yaml"} <= set(names)
+    missed = [copy.format(name) for name in names for copy in COPIES
+              if not denied(copy.format(name)) or not denied("deep/down/" + copy.format(name))]
+    assert not missed
+
+
+@pytest.mark.parametrize("path", COMMON_SECRETS + [".npmrc.bak", "config/#.pgpass#", ".netrc.orig", "..git-credentials.swp"])
+def test_the_common_names_of_secrets_are_denied_to_every_tool(world, path):
+    for tool, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"})]:
+        found = gate().check(world, tool, arguments)
+        assert found.decision == "deny" and "the rule 'deny * " in found.why, (path, found.why)

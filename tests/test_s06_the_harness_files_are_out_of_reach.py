@@ -171,3 +171,66 @@ def test_no_damaged_transcript_makes_resume_fail_with_more_than_one_line(harness
         s06.run(resume=str(target), client=client, approver=None, audit_log=False, runs_log=False)
     except course.CourseError as error:
         assert "\n" not in str(error)
+
+
+# ---------------------------------------------------------------- any runs/ folder, and another stage's transcripts
+
+PLANTED_PATHS = ["s05/runs/transcripts/s05-20991231-000000-abcdef.jsonl", "runs/transcripts/s02-20991231-000000-abcdef.jsonl",
+                 "deep/er/RUNS/audit.jsonl", "s04/runs"]
+
+
+@pytest.mark.parametrize("path", PLANTED_PATHS)
+def test_a_runs_folder_anywhere_in_the_workspace_is_out_of_every_tools_reach(world, path):
+    """Another stage run from another folder (`cd s05 && python agent.py --resume last`) reads that
+    folder's runs/: whatever workspace the model has, a runs/ in it is the harness's, for no rule or person."""
+    for tool, arguments in [("write_file", {"path": path, "content": "{}"}), ("read_file", {"path": path}),
+                            ("move_file", {"source": "memo.md", "destination": path})]:
+        found = gate().check(world, tool, arguments)
+        assert found.decision == "deny" and "harness's own files" in found.why, (tool, found.why)
+
+
+def test_a_command_cannot_plant_a_transcript_in_a_runs_folder(world):
+    (world / "s05" / "runs" / "transcripts").mkdir(parents=True)  # one there, and one the command makes
+    course.confinement.probe() or pytest.skip("no kernel confinement here")
+    s06.run_command(world, "echo '{}' > s05/runs/transcripts/s05-20991231-000000-abcdef.jsonl; "
+                           "mkdir -p s04/runs/transcripts && echo '{}' > s04/runs/transcripts/x.jsonl", hidden=gate().hidden(world))
+    assert not (world / "s05" / "runs" / "transcripts" / "s05-20991231-000000-abcdef.jsonl").exists()
+    assert not (world / "s04" / "runs").exists()
+
+
+def s05_line(workspace):
+    return {"stage": "s05", "model": "scripted", "workspace": str(workspace), "turn": 0, "stop_reason": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "transitions": [], "messages": [{"role": "user", "content": "List the files"}]}
+
+
+def test_a_transcript_of_a_stage_before_s06_planted_in_the_workspace_is_not_resumed(world, tmp_path, monkeypatch):
+    """A model that wrote s05/runs/transcripts/ (with `--workspace .` in the course's repository) would have
+    `cd s05 && python agent.py --resume last` go on in any folder it named: every stage signs its lines, and one
+    inside the folder the harness runs from, or inside a workspace it names, must verify."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = world / "s05" / "runs" / "transcripts"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(world / "s05")
+    monkeypatch.setenv("AGENT_COURSE_TRANSCRIPTS", str(folder))
+    planted = folder / "s05-20991231-000000-abcdef.jsonl"
+    planted.write_text(json.dumps(s05_line(elsewhere)) + "\n", encoding="utf-8")
+    with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
+        course.transcript.load(planted)
+    with pytest.raises(course.CourseError, match="no run to resume"):
+        course.transcript.find("last", "s05")
+    real = course.transcript.new_path("s05")  # the harness's own, signed as it is written: resumed
+    course.transcript.append(real, s05_line(elsewhere))
+    assert course.transcript.find("last", "s05") == real and course.transcript.load(real).records[0] == s05_line(elsewhere)
+
+
+def test_an_unsigned_transcript_inside_the_workspace_it_names_is_not_resumed(world, tmp_path, monkeypatch):
+    """Kept outside the folder the harness runs from, but inside the workspace it names, where its model wrote."""
+    monkeypatch.chdir(tmp_path)
+    planted = world / "notes" / "s02-20991231-000000-abcdef.jsonl"
+    planted.parent.mkdir()
+    line = {key: value for key, value in s05_line(world).items() if key != "usage"}
+    planted.write_text(json.dumps(dict(line, stage="s02", usage={"input_tokens": 1, "output_tokens": 1})) + "\n")
+    with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
+        course.transcript.load(planted)

@@ -102,7 +102,9 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
     before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     results, _ = play(repository, [(tool, arguments)])
     assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
-    assert "runs later, outside every confinement" in json.loads(results[0]["content"])["message"]
+    # A worktree's config may hold a token as .git/config does: a deny rule of the secrets keeps it first.
+    expected = "deny * .git/config.worktree" if arguments.get("path") == ".git/config.worktree" else "runs later, outside"
+    assert expected in json.loads(results[0]["content"])["message"]
     after = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     assert after == before
 
@@ -120,10 +122,11 @@ FAMILIES = {
     "an IPython startup file": ".ipython/profile_default/startup/00.py", "a Jupyter config": ".jupyter/jupyter_server_config.py",
     "a yarnrc": ".yarnrc", "a bunfig": "bunfig.toml", "a pnpmfile": ".pnpmfile.cjs", "a pip.conf": "pip.conf",
     "pip's config folder": ".config/pip/pip.conf", "a condarc": ".condarc", "Mercurial's config folder": ".config/hg/hgrc",
-    "a Gradle init script": ".gradle/init.d/evil.gradle", "Gradle's properties": ".gradle/gradle.properties",
+    "a Gradle init script": ".gradle/init.d/evil.gradle",  # its gradle.properties is a secret too: denied by that rule
     "Zed's tasks": ".zed/tasks.json", "Roo Code's servers": ".roo/mcp.json", "Kiro's hooks": ".kiro/hooks/x.kiro.hook",
     "an opencode config": "opencode.json", "an aider config": ".aider.conf.yml",
     "a GitHub workflow": ".github/workflows/ci.yml", "a python-version": ".python-version", "Vault's config": ".vault",
+    "a node package": "node_modules/left-pad/index.js", "a node package a folder down": "web/node_modules/.bin/vite",
 }
 
 
@@ -420,4 +423,54 @@ def test_a_module_inside_a_namespace_package_of_the_environment_is_asked_about(w
     found = verdict(world, "write_file", {"path": f"{names[0]}/trace.py", "content": "import os\n"})
     assert found.decision == "deny" and f"imports as '{names[0]}.trace'" in found.why, found.why
     assert verdict(world, "write_file", {"path": f"{names[0]}/notes.md", "content": "x"}).decision == "allow"
-    assert verdict(world, "write_file", {"path": "json/helpers.py", "content": "x"}).decision == "allow"  # json is no namespace
+    assert verdict(world, "write_file", {"path": "json/draft_of_mine.py", "content": "x"}).decision == "allow"  # json is no namespace
+
+
+def editable_mappings() -> set[str]:
+    """Every name an editable install's finder maps, read from the finders' own files (not from course.paths)."""
+    import ast
+    import site
+
+    names = set()
+    for folder in site.getsitepackages():
+        for finder in Path(folder).glob("__editable___*_finder.py"):
+            for node in ast.parse(finder.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MAPPING":
+                    names |= set(ast.literal_eval(node.value))
+    return names
+
+
+def test_a_module_named_like_one_an_editable_install_maps_is_denied_without_a_person(world):
+    """With the course's repository as the workspace, s05/course.py is what `python s05/agent.py` imports
+    instead of the course (its folder is first on sys.path), with the learner's API key."""
+    mapped = editable_mappings()
+    if not mapped:
+        pytest.skip("no editable install in this environment")
+    for name in sorted(mapped):
+        for path in (f"s05/{name}.py", f"tools/{name}/__init__.py"):
+            found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
+            assert found.decision == "deny" and f"imports as {name!r}" in found.why, (path, found.why)
+
+
+def test_every_top_level_module_the_harness_imported_is_a_module_a_workspace_may_not_shadow():
+    """What sys.modules holds at the top level and an import finds (a folder on sys.path, a finder)."""
+    import importlib.util
+    import sys
+
+    imported = {name for name in list(sys.modules) if "." not in name and name.isidentifier() and name != "__main__"
+                and getattr(sys.modules[name], "__spec__", None) is not None and importlib.util.find_spec(name)}
+    missing = {name for name in imported if not course.paths.shadowed_module(Path(course.SAMPLE) / "sub" / f"{name}.py",
+                                                                              frozenset({Path(course.SAMPLE)}))}
+    assert not missing and "course" in imported
+
+
+def test_a_module_of_a_python_environment_inside_the_workspace_is_a_shadowing_module(world):
+    """A project's own .venv (or venv/, env/): a script there imports its packages, and NAME.py beside it first."""
+    for environment, name in ((".venv", "leftpad_of_ours"), ("venv", "another_pkg"), ("env", "third_mod")):
+        site_packages = world / environment / "lib" / "python3.12" / "site-packages"
+        (site_packages / name).mkdir(parents=True)
+        (site_packages / f"{name}_single.py").write_text("x = 1\n")
+        for path in (f"{name}.py", f"tools/{name}_single.py"):
+            found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
+            assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
+    assert verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}).decision == "allow"
