@@ -40,6 +40,7 @@ import tempfile
 import threading
 import time
 import tokenize
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -771,7 +772,11 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
             for agent in agents:
                 stage = _stage_of(agent)
                 where = printable_name(str(agent.parent))
-                if stage is None:
+                folder_says = agent.parent.name if STAGE_NAME.fullmatch(agent.parent.name) else None
+                if stage and folder_says and stage != folder_says:  # an easier stage handed in as a harder one
+                    problems.append(("", agent.parent, f"{where}: the folder says {folder_says}, its agent.py says {stage}: "
+                                                       "hand in the stage the folder names"))
+                elif stage is None:
                     problems.append(("", agent.parent, f"{where}: no STAGE line in agent.py and not a stage folder (sNN)"))
                 elif stage not in known:
                     problems.append(("", agent.parent, f"{where}: {stage} is not a stage of this course"))
@@ -825,9 +830,16 @@ def _holds_stage_folder(path: Path) -> bool:
 def printable_name(name: str) -> str:
     """A file name as text that can be written and printed: bytes that are not UTF-8 as \\xNN escapes."""
     try:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate no file name holds (a copy's own text): shown as its escape
-        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    # What draws nothing or moves the text (a zero-width space, a control, a line separator) is shown as its
+    # escape too: "bob\u200b" is not a second bob.
+    return "".join(f"\\u{ord(character):04x}" if unicodedata.category(character) in INVISIBLE
+                   or (unicodedata.category(character) == "Zs" and character != " ") else character for character in text)
+
+
+INVISIBLE = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"}
 
 
 def _stage_of(agent: Path) -> str | None:
@@ -938,7 +950,9 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
     book_csv, book_json = out / "gradebook.csv", out / "gradebook.json"
     # A folder's name can hold bytes that are not UTF-8 (os.fsdecode makes them surrogates): written as escapes.
     with book_csv.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
-        writer = csv.DictWriter(handle, COLUMNS)
+        # Every field quoted: a spreadsheet that splits on ';' (its locale's separator) then keeps "x;=1+1" one
+        # cell, which begins with x (OWASP's CSV injection advice: https://owasp.org/www-community/attacks/CSV_Injection).
+        writer = csv.DictWriter(handle, COLUMNS, quoting=csv.QUOTE_ALL)
         writer.writeheader()
         writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in rows(grades))
     book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8", errors="backslashreplace")

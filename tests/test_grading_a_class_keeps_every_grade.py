@@ -16,6 +16,7 @@ import re
 import pytest
 
 from course import grading
+from course.workspace import remove_tree
 from course.__main__ import main
 from test_grading import make_copy
 
@@ -164,10 +165,34 @@ def test_a_copy_the_grader_cannot_read_is_that_students_row_and_the_others_are_g
             os.close(above)
     finally:
         os.close(descriptor)
-    found = grading.find_copies([str(klass)])
-    grades = grading.grade_copies(found, grading.Options(confine=False, seed=1))
+    try:
+        found = grading.find_copies([str(klass)])
+        grades = grading.grade_copies(found, grading.Options(confine=False, seed=1))
+    finally:
+        remove_tree(deep)  # pytest's own clean-up recurses, one level a call
     by_student = {grade.student: grade for grade in grades}
     assert set(by_student) == {"ana", "bob", "carl", "dora"}
     assert by_student["ana"].refused and by_student["bob"].refused and "\n" not in by_student["bob"].refused
     assert not by_student["carl"].refused and not by_student["dora"].refused
     assert grading.printable_name("a\ud800b") == "a\\ud800b"  # a lone surrogate, as a copy may report one
+
+
+def test_an_easier_stage_handed_in_as_a_harder_one_is_that_students_row(tmp_path):
+    klass = tmp_path / "class"
+    make_copy(klass / "ana" / "s03", "s00")  # s00's copy in a folder named s03
+    make_copy(klass / "bob" / "s03", "s03")
+    found = {student: (stage, problem) for student, stage, _, problem in grading.find_copies([str(klass)])}
+    assert "the folder says s03, its agent.py says s00" in found["ana"][1] and found["bob"] == ("s03", "")
+
+
+def test_a_name_that_draws_nothing_is_shown_and_every_cell_is_quoted(tmp_path):
+    """A zero-width space makes "bob\\u200b" look like bob: it is shown as its escape. Every field of the
+    CSV is quoted, so a spreadsheet that splits on ';' keeps "x;=1+1" one cell that begins with x."""
+    klass = tmp_path / "class"
+    for student in ("bob", "bob\u200b", "x;=1+1"):
+        make_copy(klass / student / "s00", "s00")
+    found = grading.find_copies([str(klass)])
+    assert {student for student, *_ in found} == {"bob", "bob\\u200b", "x;=1+1"}
+    book, _ = grading.write_gradebook(grading.grade_copies(found, grading.Options(confine=False, seed=1)), tmp_path / "out")
+    rows = book.read_text(encoding="utf-8").splitlines()
+    assert all(line.startswith('"') and line.endswith('"') for line in rows) and any('"x;=1+1"' in line for line in rows)
