@@ -304,9 +304,12 @@ def where_a_model_may_write(path: Path, records: list[dict]) -> bool:
     """Whether a transcript lies inside the folder the harness runs from (``--workspace .``, or a folder
     above it, puts it in a model's reach) or inside a workspace one of its lines names, links resolved."""
     where = Path(os.path.realpath(path))
-    named = [record.get("workspace") for record in records]
-    return any(where.is_relative_to(os.path.realpath(folder)) for folder in
-               [os.getcwd(), *(folder for folder in named if isinstance(folder, str) and folder)])
+    named = [folder for record in records if isinstance(folder := record.get("workspace"), str) and folder]
+    try:
+        here = os.getcwd()
+    except OSError:  # the folder it ran from was removed: nothing lies inside it
+        here = None
+    return any(where.is_relative_to(os.path.realpath(folder)) for folder in [*([here] if here else []), *named])
 
 
 def unsigned_line(path: Path, records: list[dict]) -> int:
