@@ -142,10 +142,10 @@ def do_grade(args, _) -> int:
         grading.write_classroom50(grades, Path(args.out), os.environ)
     # A student's name is a folder's name, theirs to choose, and so are the reasons that quote a folder: each
     # line is shown with its control characters escaped, so that a name cannot draw a line of its own.
-    width = max(len(shown(grade.student)) for grade in grades)
+    width = max(len(name_column(grade.student)) for grade in grades)
     for grade in grades:
         failing = next((r for r in grade.results if not r.passed), None)
-        print(f"{shown(grade.student):<{width}}  {grade.stage or '-':<3}  {grade.points:g} of {grade.max_points:g} points"
+        print(f"{name_column(grade.student):<{width}}  {grade.stage or '-':<3}  {grade.points:g} of {grade.max_points:g} points"
               + (f"  ({shown(grade.refused)})" if grade.refused else f"  first failure: exercise "
                  f"{failing.exercise.number}: {shown(failing.reason)}" if failing else ""))
     print(f"{len(grades)} copies graded in {time.perf_counter() - started:.1f} s (seed {options.seed}; "
@@ -154,6 +154,19 @@ def do_grade(args, _) -> int:
         with open(args.summary, "a", encoding="utf-8", errors="backslashreplace") as summary:
             summary.write(grading.summary_markdown(grades))
     return 0 if all(grade.points == grade.max_points for grade in grades) else 1
+
+
+NAME_COLUMN = 32  # the most characters of a name a line shows: the points stay on the screen
+
+
+def name_column(name: str) -> str:
+    """A student's name as the first column of a line: at most NAME_COLUMN characters, and in quotes when
+    it holds a blank, so that a name written to look like a line of grades ("zed  s03  3 of 3 points" and
+    150 spaces) neither passes for one nor pushes the real points off the screen."""
+    text = shown(name)
+    if len(text) > NAME_COLUMN:
+        text = text[:NAME_COLUMN - 1] + "…"
+    return json.dumps(text, ensure_ascii=False) if not text or any(character.isspace() for character in text) else text
 
 
 def shown(text: str) -> str:

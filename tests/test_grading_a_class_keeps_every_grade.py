@@ -196,3 +196,14 @@ def test_a_name_that_draws_nothing_is_shown_and_every_cell_is_quoted(tmp_path):
     book, _ = grading.write_gradebook(grading.grade_copies(found, grading.Options(confine=False, seed=1)), tmp_path / "out")
     rows = book.read_text(encoding="utf-8").splitlines()
     assert all(line.startswith('"') and line.endswith('"') for line in rows) and any('"x;=1+1"' in line for line in rows)
+
+
+def test_a_name_written_like_a_line_of_grades_is_quoted_and_cut_and_the_points_stay_on_the_screen(tmp_path, capsys):
+    klass = tmp_path / "class"
+    fake = "zed  s03  3 of 3 points  all passed" + " " * 150
+    for student in (fake, "ana"):
+        make_copy(klass / student / "s00", "s00")
+    main(["grade", str(klass), "--out", str(tmp_path / "out")])
+    lines = [line for line in capsys.readouterr().out.splitlines() if "points" in line]
+    zed = next(line for line in lines if line.startswith('"zed'))
+    assert len(zed.split("…", 1)[0]) <= 33 and zed.split("…", 1)[1].split()[:4] == ['"', "s00", "0", "of"]
