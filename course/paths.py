@@ -659,8 +659,14 @@ def python_module_names() -> frozenset[str]:
     reads every installed distribution's metadata, half a second)."""
     import site
 
-    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
-    for folder in (*site.getsitepackages(), site.getusersitepackages()):
+    folders = (*site.getsitepackages(), site.getusersitepackages())
+    return frozenset(set(sys.stdlib_module_names) | set(sys.builtin_module_names) | _modules_in(folders))
+
+
+def _modules_in(folders) -> set[str]:
+    """The top-level module names a listing of each folder shows: NAME/, NAME.py, NAME.so, ..."""
+    names = set()
+    for folder in folders:
         try:
             listed = list(os.scandir(folder))
         except OSError:
@@ -669,7 +675,7 @@ def python_module_names() -> frozenset[str]:
             name = found.name
             names.add(name if found.is_dir() else next(
                 (name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), ""))
-    return frozenset(name for name in names if name.isidentifier())
+    return {name for name in names if name.isidentifier() and name != "__pycache__"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -786,17 +792,7 @@ def _mtime(folder: str) -> int:
 
 @functools.lru_cache(maxsize=16)
 def _site_packages_names(stamps: tuple[tuple[str, int], ...]) -> frozenset[str]:
-    names = set()
-    for folder, _ in stamps:
-        try:
-            listed = list(os.scandir(folder))
-        except OSError:
-            continue
-        for found in listed:
-            name = found.name
-            names.add(name if found.is_dir() else next(
-                (name[:-len(suffix)] for suffix in _module_suffixes() if name.endswith(suffix)), ""))
-    return frozenset(name for name in names if name.isidentifier() and name != "__pycache__")
+    return frozenset(_modules_in(folder for folder, _ in stamps))  # the stamps: re-listed when a folder changes
 
 
 @functools.lru_cache(maxsize=1)
