@@ -93,6 +93,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,7 @@ GRACE_S = 5  # the harness waits this much longer than the timeout before it giv
 MEMORY_LIMIT = 1 << 30  # address space: /bin/sh, grep and python3 start well under it (checked in the tests)
 OPEN_FILES_LIMIT = 512
 PROCESS_LIMIT = 64  # counted inside the command's own user namespace: the learner's other processes do not count
+COMMAND_MEMORY_LIMIT = 1 << 30  # all the command's processes together, where a memory cgroup of its own can be made
 DISK_GROWTH_LIMIT = 256 << 20  # what one command may add to the workspace's file system, all files together
 ENTRY_GROWTH_LIMIT = 50_000  # the files and folders one command may make
 DISK_CHECK_S = 0.05  # how often the supervisor looks
@@ -305,7 +307,7 @@ class _Plan:
     read_only: tuple[tuple[str, str], ...] = ()  # (where, path inside the workspace bound there read-only)
     grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
     abi: int = 0
-    processes: str = ""  # a pids cgroup made for the command (PROCESS_LIMIT in it), or "" where none can be
+    groups: tuple[str, ...] = ()  # the cgroups made for the command (_groups_of_its_own), none where none can be
 
 
 def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine,
@@ -320,13 +322,13 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
                  hidden=_everywhere(_stand_ins(hidden, workspace)) if confine else (),
                  grants=_grants(Path(workspace), abi) if confine else (), abi=abi,
                  read_only=_everywhere(tuple((path, path) for path in read_only)) if confine else (),
-                 processes=_process_group_of_its_own() if confine else "")
+                 groups=tuple(dict.fromkeys(_groups_of_its_own().values())) if confine else ())
     try:
         return _fork_supervisor(plan, output_cap)
     finally:
-        if plan.processes:  # every process of the command has ended: the group is empty
+        for group in plan.groups:  # every process of the command has ended: the group is empty
             try:
-                os.rmdir(plan.processes)
+                os.rmdir(group)
             except OSError:
                 pass
 
@@ -596,9 +598,9 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
-        if plan.processes:
-            step = "cannot join the command's own pids cgroup"
-            _join(plan.processes)
+        for group in plan.groups:
+            step = f"cannot join the command's own cgroup {group}"
+            _join(group)
         step = "cannot enter the workspace"
         os.chdir(plan.workspace)
         if plan.confine:
@@ -608,6 +610,9 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
             _make_read_only(plan.read_only)
             step = "cannot mask hidden paths with bind mounts"
             _mask(plan.hidden)
+            step = "cannot make every mount read-only but the workspace"
+            read_only_but([str(plan.workspace)])
+            os.chdir(plan.workspace)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor died: so does the shell (set after
         # the user namespace, whose new credentials clear it)
         step = "cannot set resource limits"
@@ -660,39 +665,76 @@ def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool, s
 # https://docs.kernel.org/admin-guide/cgroup-v2.html#pid): a fork past it fails with EAGAIN, as the
 # rlimit would. cgroup v1's pids hierarchy, where mounted and writable; cgroup v2 only where the
 # harness's own cgroup delegates the pids controller to its children (cgroup.subtree_control names it).
-# Elsewhere there is no such group, and the docstring above says what is then not bounded.
+# RLIMIT_AS bounds each process, not the command: 50 children of 200 MB each would use 10 GB. So the
+# same goes for memory: a memory cgroup of the command's own holds all its processes to
+# COMMAND_MEMORY_LIMIT together, swap included (cgroup v2's memory.max and memory.swap.max,
+# https://docs.kernel.org/admin-guide/cgroup-v2.html#memory-interface-files; v1's memory.limit_in_bytes
+# and memory.memsw.limit_in_bytes, https://docs.kernel.org/admin-guide/cgroup-v1/memory.html); past it
+# the kernel reclaims what it can (the page cache of written files) and then ends a process of the
+# command (the OOM killer, within the group only). In cgroup v2 a process is in one group, so one group
+# gets both limits. Elsewhere there is no such group, and the docstring above says what is then not bounded.
+CONTROLLERS = ("pids", "memory")
 
-def _process_group_of_its_own() -> str:
-    """A new, empty pids cgroup with pids.max = PROCESS_LIMIT, beneath the harness's own; "" if none can be made."""
+
+def _groups_of_its_own() -> dict[str, str]:
+    """{controller: a new, empty cgroup beneath the harness's own with that controller's limit}, for
+    each of CONTROLLERS that can be made here (two controllers may share one folder: cgroup v2)."""
     try:
         with open("/proc/self/cgroup") as listing:
             lines = [line.rstrip("\n").split(":", 2) for line in listing]
     except OSError:
-        return ""
-    places = [os.path.join("/sys/fs/cgroup/pids", path.lstrip("/")) for _, kinds, path in lines if "pids" in kinds.split(",")]
+        return {}
+    places: list[tuple[str, set[str]]] = []
     for _, kinds, path in lines:
         if kinds == "":  # cgroup v2: the unified hierarchy, wherever it is mounted
             for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
                 folder = os.path.join(root, path.lstrip("/"))
                 try:
                     with open(os.path.join(folder, "cgroup.subtree_control")) as control:
-                        if "pids" in control.read().split():
-                            places.append(folder)
+                        places.append((folder, set(control.read().split()) & set(CONTROLLERS)))
                 except OSError:
                     pass
-    for place in places:
+        else:  # cgroup v1: a hierarchy per controller
+            places += [(os.path.join("/sys/fs/cgroup", kind, path.lstrip("/")), {kind})
+                       for kind in kinds.split(",") if kind in CONTROLLERS]
+    groups: dict[str, str] = {}
+    for place, controllers in places:
+        controllers -= groups.keys()
+        if not controllers:
+            continue
         folder = os.path.join(place, f"agent-course-command-{os.getpid()}-{time.monotonic_ns()}")
         try:
             os.mkdir(folder)
         except OSError:
             continue
-        try:
-            with open(os.path.join(folder, "pids.max"), "w") as limit:
-                limit.write(str(PROCESS_LIMIT))
-            return folder
-        except OSError:
+        limited = [controller for controller in controllers if _limit(folder, controller)]
+        if limited:
+            groups.update(dict.fromkeys(limited, folder))
+        else:
             os.rmdir(folder)
-    return ""
+    return groups
+
+
+def _limit(folder: str, controller: str) -> bool:
+    """Write the controller's limit in the group; whether it could be (cgroup v2's names, then v1's)."""
+    if controller == "pids":
+        return _write_setting(folder, "pids.max", PROCESS_LIMIT)
+    if _write_setting(folder, "memory.max", COMMAND_MEMORY_LIMIT):
+        _write_setting(folder, "memory.swap.max", 0)  # absent where the kernel keeps no swap account
+        return True
+    if _write_setting(folder, "memory.limit_in_bytes", COMMAND_MEMORY_LIMIT):
+        _write_setting(folder, "memory.memsw.limit_in_bytes", COMMAND_MEMORY_LIMIT)  # memory and swap together
+        return True
+    return False
+
+
+def _write_setting(folder: str, name: str, value: int) -> bool:
+    try:
+        with open(os.path.join(folder, name), "w") as setting:
+            setting.write(str(value))
+        return True
+    except OSError:
+        return False
 
 
 def _join(folder: str) -> None:
@@ -859,6 +901,48 @@ def _make_read_only(paths: Sequence[tuple[str, str]]) -> None:
                f"read-only {target}")
 
 
+# Landlock governs opening, creating, renaming and removing, not a file's mode or times: a command that
+# runs as uid 0 owns the machine's files, and the owner may chmod or utime a file without opening it
+# (no capability needed). A read-only mount refuses every change to what lies on it (EROFS), whoever
+# asks, so in the command's mount namespace every mount is made read-only but the writable folder,
+# which is first bound onto itself so that it is a mount of its own (a mount of the same file system
+# elsewhere stays read-only). mount_setattr(2) (Linux 5.12; Landlock ABI 4 needs 6.7) sets the flag
+# on a whole tree of mounts at once and leaves every other flag as it is, so the flags a user namespace
+# locks (nosuid, nodev, noexec, the atime ones: mount_namespaces(7)) need not be read and repeated, as a
+# remount(2) must (bubblewrap remounts each mount with MS_RDONLY and the flags it read from statvfs).
+# A device node on a read-only mount can still be written (/dev/null), since that writes no inode.
+# The namespace is a fresh copy: no file is open for writing on its mounts, so none refuses (EBUSY);
+# what the process opened before the copy (its output file) is written through the original mount.
+# Sources: https://man7.org/linux/man-pages/man2/mount_setattr.2.html,
+# https://man7.org/linux/man-pages/man7/mount_namespaces.7.html.
+
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1  # 442 on every architecture
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64)]
+
+
+def read_only_but(writable: Sequence[str]) -> None:
+    """In this process's own mount namespace, every mount read-only but each folder of ``writable`` (a
+    mount made beneath one, such as a protected path bound read-only, stays read-only). A process that
+    had one of those folders as its working folder must enter it again: it was on the old mount."""
+    libc = _libc()
+    for folder in writable:
+        _check(libc.mount(folder.encode(), folder.encode(), None, MS_BIND | MS_REC, None), f"bind {folder}")
+    _set_mount_attributes("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0)
+    for folder in writable:
+        _set_mount_attributes(folder, 0, 0, MOUNT_ATTR_RDONLY)
+
+
+def _set_mount_attributes(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
+    attr = _MountAttr(attr_set=attr_set, attr_clr=attr_clr)
+    _check(_libc().syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), path.encode(),
+                           ctypes.c_uint(flags), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr))),
+           f"mount_setattr {path}")
+
+
 def _mask(pairs: Sequence[tuple[str, str]]) -> None:
     for target, stand_in in pairs:
         _check(_libc().mount(stand_in.encode(), target.encode(), None, MS_BIND, None), f"bind over {target}")
@@ -923,6 +1007,88 @@ def _handled_files(abi: int) -> int:
     return rights
 
 
+# The system folders are granted for reading, but not what the system itself keeps from other users: a
+# command that runs as uid 0 owns /etc/shadow (mode 0640), the ssh host keys and /etc/ssl/private, and
+# would print them into its output, which goes to the model. A Landlock rule grants a whole hierarchy
+# and no rule takes a part of it back, so a system folder that holds such an entry is granted as its
+# listing only (READ_DIR), and each of its entries on its own: the whole entry where nothing beneath it
+# is kept from others, its parts the same way where something is, nothing for the entry itself. A rule
+# belongs to the file, not the path, so the entry stays unreadable at any path it is reachable by (a
+# second mount of the same file system included), and this holds with or without a mount namespace.
+# "Kept from other users": a file or folder whose mode gives others no read. The walk covers the
+# system folders but /usr and /lib*, which hold what packages install, shared by every user (FHS 3.0,
+# https://refspecs.linuxfoundation.org/FHS_3.0/fhs/ch04.html); the machine's own secrets are in /etc
+# (FHS ch03s07). It runs once per process (about 1,200 entries, a few milliseconds): what /etc holds
+# when the first command runs is what is granted after it, an entry added later stays unreadable.
+SHARED_SYSTEM_FOLDERS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32")
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # what a rule on a file (not a folder) may grant
+
+
+@functools.lru_cache(maxsize=None)
+def kept_from_others() -> frozenset[str]:
+    """Every entry of the system folders (but the shared ones) whose mode gives others no read, with each
+    folder above it; a folder kept from others is not looked into (everything beneath it is kept)."""
+    kept: set[str] = set()
+    shared = {os.path.realpath(folder) for folder in SHARED_SYSTEM_FOLDERS}
+    folders = [folder for folder in SYSTEM_FOLDERS
+               if os.path.isdir(folder) and not any(os.path.realpath(folder) == s or os.path.realpath(folder).startswith(s + "/")
+                                                    for s in shared)]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):  # a rule is never made for a link: what it points to is granted, or not, where it lies
+                continue
+            if not mode & stat.S_IROTH:
+                kept.add(entry.path)
+                kept.update(str(parent) for parent in Path(entry.path).parents)
+            elif stat.S_ISDIR(mode):
+                folders.append(entry.path)
+    return frozenset(kept)
+
+
+def system_grants(rights: int) -> tuple[tuple[str, int], ...]:
+    """(path, rights) for the system folders: each whole, but around what is kept from other users."""
+    kept = kept_from_others()
+    grants: list[tuple[str, int]] = []
+
+    def grant(path: str, is_folder: bool) -> None:
+        if path not in kept:
+            grants.append((path, rights if is_folder else rights & FILE_RIGHTS))
+            return
+        if not is_folder or not _readable_by_others(path):
+            return  # kept from others itself: no rule (a folder above may still list its name)
+        grants.append((path, rights & READ_DIR))
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if not entry.is_symlink() and (entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)):
+                    grant(entry.path, entry.is_dir(follow_symlinks=False))
+            except OSError:
+                continue
+
+    for folder in SYSTEM_FOLDERS:
+        grant(folder, True)
+    return tuple(grants)
+
+
+def _readable_by_others(path: str) -> bool:
+    try:
+        return bool(os.stat(path, follow_symlinks=False).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
 def _grants(workspace: Path, abi: int) -> tuple[tuple[str, int], ...]:
     """What the command may reach: system folders and the course's Python read-only, the workspace fully.
 
@@ -930,7 +1096,7 @@ def _grants(workspace: Path, abi: int) -> tuple[tuple[str, int], ...]:
     `python3 script.py` finds its standard library and packages; they hold code, not data. A prefix
     that contains the workspace would open its neighbours too, so it is left out.
     """
-    grants = [(folder, READ_AND_RUN) for folder in SYSTEM_FOLDERS]
+    grants = list(system_grants(READ_AND_RUN))
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         if prefix != "/" and not workspace.is_relative_to(Path(prefix).resolve()):
             grants.append((prefix, READ_AND_RUN))
@@ -1004,6 +1170,10 @@ SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 92, 93, 94, 260, 18
                              ((90, 1), (91, 1), (268, 2), (452, 2))),
                   "aarch64": (0xC00000B7, 198, (425, 426, 427, 54, 55, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219),
                               ((52, 1), (53, 2), (452, 2)))}
+# The calls that change a file's mode or times, refused outright where no mount namespace can make the
+# files outside read-only (the grading child without namespaces): x86_64's chmod, fchmod, fchmodat, utime,
+# utimes, futimesat, utimensat, fchmodat2; aarch64 has only fchmod, fchmodat, utimensat and fchmodat2.
+METADATA_CALLS = {"x86_64": (90, 91, 268, 132, 235, 261, 280, 452), "aarch64": (52, 53, 88, 452)}
 SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID: a mode call that sets either is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, X32_SYSCALL_BIT = 22, 2, 0x40000000
 AF_INET, AF_UNIX, AF_INET6, AF_VSOCK = 2, 1, 10, 40

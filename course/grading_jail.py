@@ -65,6 +65,7 @@ class Limits:
     output_cap: int = 20_000    # characters of the copy's own output kept for the scorecard
     disk_mb: int = 64           # what the copy may write in its scratch folder, all files together
     files: int = 10_000         # files and folders it may make there
+    namespaces: bool = True     # False: confine as on a machine that refuses user namespaces (the fallback, for tests)
 
 
 def forkserver() -> multiprocessing.context.BaseContext:
@@ -110,7 +111,7 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
     WROTE_TOO_MUCH (then job/work/over-quota.txt says what was passed)."""
     (job / "work" / SCRATCH).mkdir(exist_ok=True)
     child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine,
-                                                          limits.disk_mb, limits.files), daemon=False)
+                                                          limits.disk_mb, limits.files, limits.namespaces), daemon=False)
     child.start()
     child.join(limits.seconds + 15)
     if child.is_alive():  # the supervisor itself hangs: never the copy's doing, but never wait forever
@@ -122,7 +123,8 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
 
 # ---------------------------------------------------------------- the supervisor (outside the sandbox)
 
-def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb: int = 64, files: int = 10_000) -> None:
+def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb: int = 64, files: int = 10_000,
+               namespaces_allowed: bool = True) -> None:
     # The objects imported before the fork are left out of every garbage collection from here on: a
     # collection would walk them all and so copy every page of them into this process and the worker
     # (https://docs.python.org/3/library/gc.html#gc.freeze).
@@ -133,7 +135,7 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
     namespaces = False
     if confine:
         uid, gid = os.getuid(), os.getgid()
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0:
+        if namespaces_allowed and libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0:
             try:
                 for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
                     with open(f"/proc/self/{name}", "w") as mapping:
@@ -166,12 +168,15 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
             break
         over = quota.passed()
         if over or time.monotonic() >= deadline:
+            # The limit is wall time (a copy asleep in a loop must be stopped too); the CPU it used tells a
+            # loop that computes from a wait, or from a machine too loaded to run it in time. Read before
+            # the kill: the case's fork that was running is never reaped by the worker, so the worker's
+            # own account (wait4) would leave out the very loop that ran out of time.
+            spent = _cpu_seconds_below(me)
             os.kill(pid, signal.SIGKILL)
             used = os.wait4(pid, 0)[2]
-            # The limit is wall time (a copy asleep in a loop must be stopped too); the CPU it used tells a
-            # loop that computes from a wait, or from a machine too loaded to run it in time.
             with open(Path(job) / "work" / CPU_NOTE, "w", encoding="utf-8") as note:
-                note.write(f"{used.ru_utime + used.ru_stime:.2f}")
+                note.write(f"{max(spent, used.ru_utime + used.ru_stime):.2f}")
             break
         time.sleep(0.003)
     _end_descendants()
@@ -241,6 +246,29 @@ class Quota:
         return used, made
 
 
+def _cpu_seconds_below(root: int) -> float:
+    """The CPU every process below ``root`` has used, the worker, the case's fork and whatever they started
+    (man proc_pid_stat(5): utime, stime, and cutime, cstime for the children each has reaped already;
+    a zombie still holds its own)."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold spaces
+            except (OSError, IndexError):
+                continue
+            children.setdefault(int(fields[1]), []).append(int(name))
+            times[int(name)] = sum(int(field) for field in fields[11:15])  # utime, stime, cutime, cstime
+    ticks, frontier = 0, [root]
+    while frontier:
+        for pid in children.get(frontier.pop(), ()):
+            ticks += times[pid]
+            frontier.append(pid)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _end_descendants() -> None:
     """Without a PID namespace, what the copy left behind was reparented to us (a subreaper): end it all."""
     me = str(os.getpid())
@@ -303,6 +331,15 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
                        "AGENT_COURSE_AUDIT_LOG": str(work / "audit.jsonl"), "PYTHONDONTWRITEBYTECODE": "1"})
     tempfile.tempdir = str(work / "tmp")
     os.chdir(work)
+    if confine and namespaces:
+        # Landlock governs opening, not a file's mode or times, which its owner (uid 0, run as root)
+        # changes without opening it: in a mount namespace of the worker's own, every mount is read-only
+        # but the scratch folder (course.confinement.read_only_but), so any such change outside is refused
+        # (EROFS). The supervisor keeps its namespace, where it writes its notes in job/work; the two
+        # files the worker writes there were opened above, through the supervisor's mounts.
+        _check(libc.unshare(CLONE_NEWNS), "a mount namespace of the worker's own")
+        confinement.read_only_but([str(work)])
+        os.chdir(work)
     _set_limits(seconds, memory_mb, namespaces)
     if confine:
         with open("/proc/sys/kernel/cap_last_cap") as last:
@@ -310,7 +347,8 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
                 libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _landlock([copy, *map(Path, order.get("readable", []))], work)
-        _seccomp()
+        _seccomp(refuse_metadata=not namespaces)
+        _drop_capabilities()
     sys.path[:] = [str(copy)] + [entry for entry in sys.path if entry and _readable_prefix(entry)]
     sys.dont_write_bytecode = True
     from . import grading_probes
@@ -325,6 +363,7 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
 
 def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
     import importlib
+    probes.keep_answers_out_of_reach(order, copy)  # before the import: a copy's import can run its code
     try:
         package = importlib.import_module(order["package"])
         module = importlib.import_module(f"{order['package']}.{order['module']}")
@@ -409,7 +448,7 @@ def _landlock(readable: list[Path], writable: Path) -> None:
     abi = confinement.landlock_abi()
     handled = _handled_files(abi)
     read = confinement.EXECUTE | confinement.READ_FILE | confinement.READ_DIR
-    grants = [(folder, read) for folder in confinement.SYSTEM_FOLDERS]
+    grants = list(confinement.system_grants(read))  # not what the system keeps from other users (/etc/shadow)
     grants += [(prefix, read) for prefix in _python_prefixes()]
     grants += [(str(SUPPORT_PACKAGE), read)] + [(str(path), read) for path in readable]
     grants += [("/dev/null", confinement.READ_FILE | confinement.WRITE_FILE), ("/dev/urandom", confinement.READ_FILE)]
@@ -456,11 +495,17 @@ def _file_rights() -> int:
     return confinement.EXECUTE | confinement.WRITE_FILE | confinement.READ_FILE | confinement.TRUNCATE | confinement.IOCTL_DEV
 
 
-def _seccomp() -> None:
+def _seccomp(refuse_metadata: bool = False) -> None:
+    """course.confinement's filter; with ``refuse_metadata`` (no mount namespace, so no read-only mounts),
+    every call that changes a file's mode or times is refused as well: nothing the grading does needs
+    one (the drivers write their files, never copy them with their metadata)."""
     machine = os.uname().machine
     if machine not in confinement.SECCOMP_ARCHES:
         return
-    program = confinement.seccomp_program(*confinement.SECCOMP_ARCHES[machine])
+    arch, socket_number, refused, mode_calls = confinement.SECCOMP_ARCHES[machine]
+    if refuse_metadata:
+        refused = (*refused, *confinement.METADATA_CALLS[machine])
+    program = confinement.seccomp_program(arch, socket_number, refused, mode_calls)
 
     class Filter(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
@@ -471,6 +516,24 @@ def _seccomp() -> None:
     instructions = (Filter * len(program))(*(Filter(*instruction) for instruction in program))
     _check(_libc().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(2), ctypes.byref(Program(len(program), instructions)),
                          ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities() -> None:
+    """No capability left in this process. An empty bounding set binds what a program started by exec
+    gets, not the worker itself, which runs the copy without exec: made in its own user namespace, it
+    held every capability there (CAP_SYS_ADMIN over its mounts, CAP_FOWNER and CAP_DAC_OVERRIDE over
+    root's files), and without one, as the real root, every capability of the machine. capset(2) with
+    _LINUX_CAPABILITY_VERSION_3 (two words per set): https://man7.org/linux/man-pages/man2/capset.2.html."""
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
+    _check(_libc().capset(ctypes.byref(header), data), "capset")
 
 
 def _libc():
