@@ -131,15 +131,17 @@ class Subjects:
 
     acted_on: list[str]   # each entry it acts on, relative to the workspace ("" when the call names no path)
     leads_to: list[str]   # its other names: as written, by each link passed on the way, by a link that leads to it
-    same_file: str        # why one of them is a hidden file under another name (a hard link), or ""
+    same_file: str        # why one of them is a hidden file under another name (a hard link, moved), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
     runs_later: str = ""  # why another program runs what it changes, judged by what is on disk (runs_later_by_content)
 
 
-def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Sequence[Path] = ()) -> Subjects:
+def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Sequence[Path] = (),
+             covered: Callable[[str], bool] | None = None) -> Subjects:
     """The entries a call acts on (each path argument through ``resolve()``: an escape is refused here,
     before any rule or person sees it); every other name for them, for the rules (``other_names()``);
-    and whether one of them is the same file as one of ``hidden`` (same device and inode: `ln .env notes.txt`)."""
+    and whether one of them is the same file as one of ``hidden`` (same device and inode: `ln .env notes.txt`),
+    or is one of them though ``covered`` (the deny rules, a path alone) covers none of its names: moved."""
     root, acted, leads = workspace.resolve(), [], []
     links, pointers = _links_and_pointers(root) if any(key in arguments for key in PATH_ARGUMENTS) else ({}, {})
     for key in PATH_ARGUMENTS:
@@ -153,6 +155,14 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
     secrets = {inode_of(path) for path in hidden} - {None}
     same = next((f"{name!r} is the same file as one a deny rule covers (a hard link)" for name in acted + leads
                  if secrets and links_of(root / name) > 1 and inode_of(root / name) in secrets), "")
+    # A file with one name that is hidden though no rule covers any name of the call: a secret of this
+    # run moved here (covered_files' ``seen``). A rule that covers one of its names says why itself.
+    if not same and covered is not None and hidden and not any(covered(part) for name in acted + leads
+                                                                 for part in _with_folders(name)):
+        kept = {Path(os.path.realpath(path)) for path in hidden}
+        same = next((f"{name!r} is a file the rules hid earlier in this run under another name (it was moved "
+                     "or renamed since): it is a secret still" for name in acted
+                     if links_of(root / name) == 1 and Path(os.path.realpath(root / name)) in kept), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
     later = next((why for name in acted + leads if (why := runs_later_by_content(root, name, pointers))), "")
     return Subjects(acted or [""], leads, same, overwrites, later)
@@ -188,6 +198,12 @@ def other_names(root: Path, written: str, found: Path, links: dict[str, list[str
     return list(dict.fromkeys(name for name in names if name not in (".", str(found.relative_to(root)))))
 
 
+def _with_folders(name: str) -> list[str]:
+    """A relative path and each folder it lies in: "a/b/c", "a/b", "a"."""
+    parts = Path(name).parts
+    return ["/".join(parts[:end]) for end in range(len(parts), 0, -1)]
+
+
 def links_inside(root: Path) -> dict[str, list[str]]:
     """Every symbolic link in the workspace that leads inside it, as {where it leads: [its names]},
     relative to the workspace: one walk, growing with the number of entries."""
@@ -210,12 +226,14 @@ def _links_and_pointers(root: Path) -> tuple[dict[str, list[str]], dict[Path, Pa
     return found, pointers
 
 
-def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]:
+def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | None = None) -> list[Path]:
     """The files inside the workspace that ``covered`` (a deny rule, given a path relative to the
     workspace) says no tool may read, such as .env at any depth; and every other name for them
     (`ln .env notes.txt`: the same device and inode); and any file with a second name, which may be
     a file outside the workspace. A command is confined so that it cannot read them, and the search
-    tool skips them."""
+    tool skips them. ``seen``: what the caller's run has found so far (fingerprint() of each file
+    found by name, or held by a folder found by name), added to here: a file that was a secret stays
+    one wherever it lies later in the run (`mv .streamlit x` leaves x/secrets.toml as secret as it was)."""
     root = Path(os.path.realpath(workspace))
     found, others = [], []
     # A covered folder is hidden whole, so the walk does not go into it; ``covered`` is then asked of
@@ -227,12 +245,47 @@ def covered_files(workspace: Path, covered: Callable[[str], bool]) -> list[Path]
         elif is_file:
             others.append(path)
     secrets = {inode_of(path) for path in found} - {None}
-    covered = found + [path for path in others if inode_of(path) in secrets or links_of(path) > 1]
+    known = {fingerprint(path) for path in [*found, *(file for path in found for file in files_held(root, path))]}
+    if seen is not None:
+        seen |= known - {None}
+        known = seen
+    covered = found + [path for path in others if _another_name_of_a_secret(path, secrets, known)]
     # A link a rule covers (.aws, leading to dotfiles/aws) makes what it leads to a secret too.
     covered += [Path(os.path.realpath(path)) for path in found if path.is_symlink()
                 and Path(os.path.realpath(path)).is_relative_to(root) and Path(os.path.realpath(path)) != root]
     _last_covered[str(root)] = covered
     return covered
+
+
+def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
+    """A regular file's (device, inode, size, last change in ns), links followed; None for anything else.
+    A rename keeps all four, so a moved secret is known by them; a file system gives a deleted file's
+    inode to the next new file (ext4 does at once), which has another size or change time: not the secret."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+
+
+def files_held(root: Path, path: Path) -> Iterator[Path]:
+    """The regular files beneath ``path`` when it is a folder (or a link to a folder inside ``root``):
+    what a folder the rules hide whole holds, remembered before a command moves the folder elsewhere."""
+    folder = Path(os.path.realpath(path))
+    if not os.path.isdir(folder) or not (folder == path or folder.is_relative_to(root) and folder != root):
+        return
+    yield from (file for file, is_file in entries_under(folder) if is_file)
+
+
+def _another_name_of_a_secret(path: Path, secrets: set, known: set) -> bool:
+    """A file of the walk (a regular file, not a link) that is a secret under another name: a second name
+    of a file (a hard link, perhaps of one outside the workspace), or a secret this run saw, moved here."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    return (found.st_nlink > 1 or (found.st_dev, found.st_ino) in secrets
+            or (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns) in known)
 
 
 # What covered_files() last found in each workspace (the gate asks it before every call): names that a
@@ -357,7 +410,8 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     if covered(relative):
         return f"{path!r} is {relative!r}, which a deny rule covers"
     if secrets and inode_of(resolved) in secrets:
-        return f"{path!r} is the same file as one a deny rule covers (a hard link)"
+        how = "a hard link" if links_of(resolved) > 1 else "a secret this run saw, moved or renamed since"
+        return f"{path!r} is a file the rules hide under another name ({how})"
     try:
         mode = os.stat(resolved).st_mode
     except (OSError, ValueError):

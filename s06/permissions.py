@@ -217,6 +217,7 @@ class Gate:
     audit_log: object = None            # a path, None for the default, or False for none
     confinement: object = None          # course.confinement.Confinement; None or unavailable: nothing runs without a person
     approved: set = field(default_factory=set)  # (tool, exact subject) a person allowed always
+    secrets_seen: set = field(default_factory=set)  # every secret file this run found: moved, it stays hidden
 
     @property
     def confined(self) -> bool:
@@ -248,7 +249,8 @@ class Gate:
             unsafe = "; ".join(reason for reason in (command.unsafe, unconfined) if reason)  # every reason, for the person
             return Call(name, RISK[name], [command.text], refused=command.refused, command=command,
                         unsafe=unsafe, once_only=command.once_only)
-        found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden)
+        found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden,
+                                      covered=self.denied())
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
         # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.
         harness = course.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
@@ -277,13 +279,16 @@ class Gate:
 
     def hidden(self, workspace: Path) -> list[Path]:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
-        names, and the harness's own files: a command is confined so that it cannot read them, and
-        search_files skips them."""
-        denied = course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
-                                        and rule.tool != "run_command" and rule.fits("read_file")])
-        return ([path for path in course.paths.covered_files(workspace, denied)  # the globs in one expression
+        names, each secret this run has seen wherever it now lies, and the harness's own files: a command
+        is confined so that it cannot read them, and search_files skips them."""
+        return ([path for path in course.paths.covered_files(workspace, self.denied(), self.secrets_seen)
                  if not course.paths.plain_git_config(path)]  # git cannot run without it: hidden if it holds a token
                 + course.paths.inside(workspace.resolve(), course.paths.harness_files()))
+
+    def denied(self) -> Callable[[str], bool]:
+        """Whether a deny rule of the file tools covers a path (relative to the workspace), the globs in one expression."""
+        return course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
+                                      and rule.tool != "run_command" and rule.fits("read_file")])
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:

@@ -239,3 +239,84 @@ def test_the_common_names_of_secrets_are_denied_to_every_tool(world, path):
     for tool, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"})]:
         found = gate().check(world, tool, arguments)
         assert found.decision == "deny" and "the rule 'deny * " in found.why, (path, found.why)
+
+
+# ---------------------------------------------------------------- a secret moved out from under its name
+
+def moved(world, first_gate, source, destination):
+    """``source`` renamed to ``destination`` after the run's first check, as an approved `mv` would."""
+    first_gate.check(world, "list_files", {"path": "."})
+    (world / destination).parent.mkdir(parents=True, exist_ok=True)
+    os.rename(world / source, world / destination)
+
+
+@pytest.fixture
+def streamlit(world):
+    (world / ".streamlit").mkdir()
+    (world / ".streamlit" / "secrets.toml").write_text(f'api_key = "{ENV_SECRET}"\n')
+    (world / ".aws").mkdir()
+    (world / ".aws" / "credentials").write_text(f"aws_secret_access_key = {ENV_SECRET}\n")
+    (world / ".env.local").write_text(f"KEY={ENV_SECRET}\n")
+    return world
+
+
+@pytest.mark.parametrize("source, destination, now", [
+    (".streamlit", "x", "x/secrets.toml"),            # a folder above a secret of two parts
+    (".env.local", "notes.txt", "notes.txt"),         # the secret itself
+    (".aws", "cloud", "cloud/credentials"),           # a folder the rules hide whole: what it held
+    (".streamlit/secrets.toml", "deep/er/plain.txt", "deep/er/plain.txt"),
+])
+def test_a_secret_moved_to_a_name_no_rule_covers_is_still_hidden(streamlit, source, destination, now):
+    """What was a secret stays one whatever it is called later in the run: the file tools refuse it, search
+    skips it, a command finds it masked and is not allowed it without a person."""
+    checking = gate()
+    moved(streamlit, checking, source, destination)
+    for tool, arguments in [("read_file", {"path": now}), ("write_file", {"path": now, "content": "x"}),
+                            ("move_file", {"source": now, "destination": "other.txt"})]:
+        found = checking.check(streamlit, tool, arguments)
+        assert found.decision == "deny" and "moved or renamed" in found.why, (tool, found.why)
+    assert (streamlit / now).resolve() in checking.hidden(streamlit)
+    assert s06.search_files(streamlit, ENV_SECRET[:-1], hidden=checking.hidden(streamlit)) == "(no matches)"
+    found = checking.check(streamlit, "run_command", {"command": f"cat {now}"})
+    assert found.decision == "deny" and "hard link" not in found.why, found.why
+
+
+def test_a_gate_that_never_saw_the_secret_does_not_know_it_and_an_ordinary_file_is_read(streamlit):
+    """The memory is the run's: a file with no secret past stays an ordinary file (the test above fails
+    closed only because the run saw the secret first)."""
+    os.rename(streamlit / ".env.local", streamlit / "notes.txt")
+    assert gate().check(streamlit, "read_file", {"path": "notes.txt"}).decision == "allow"
+    checking = gate()
+    moved(streamlit, checking, "memo.md", "old-memo.md")
+    assert checking.check(streamlit, "read_file", {"path": "old-memo.md"}).decision == "allow"
+
+
+def test_a_new_file_that_takes_a_deleted_secrets_number_is_not_taken_for_it(streamlit):
+    """A file system gives a deleted file's inode to the next new file: the identity remembered is the
+    file's number with its size and last change, which a rename keeps and a new file does not."""
+    checking = gate()
+    checking.check(streamlit, "list_files", {"path": "."})
+    number = os.stat(streamlit / ".env.local").st_ino
+    (streamlit / ".env.local").unlink()
+    for attempt in range(50):  # most file systems hand the number out again at once; tmpfs never does
+        (streamlit / f"report-{attempt}.txt").write_text("the report\n")
+        if os.stat(streamlit / f"report-{attempt}.txt").st_ino == number:
+            break
+    os.utime(streamlit / f"report-{attempt}.txt", ns=(1, 1))  # even with the same size, another change time
+    assert checking.check(streamlit, "read_file", {"path": f"report-{attempt}.txt"}).decision == "allow"
+
+
+def test_an_approved_move_of_a_folder_leaves_its_secret_out_of_every_later_call(streamlit):
+    """The whole run: a person allows `mv .streamlit x` once; no later call reads what it held."""
+    import course.confinement
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    from s06_world import Person
+
+    calls = [("run_command", {"command": "mv .streamlit x"}), ("read_file", {"path": "x/secrets.toml"}),
+             ("run_command", {"command": "cat x/secrets.toml"}), ("search_files", {"text": ENV_SECRET[:-1]}),
+             ("run_command", {"command": "grep -c api x/secrets.toml"})]
+    results, requests = play(streamlit, calls, person=Person(("allow once", ""), ("allow once", ""), ("allow once", "")))
+    assert (streamlit / "x" / "secrets.toml").exists() and not results[0]["is_error"], results[0]
+    assert results[1]["is_error"] and '"denied"' in results[1]["content"], results
+    no_secret(requests)
