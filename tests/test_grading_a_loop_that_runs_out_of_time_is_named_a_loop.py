@@ -1,0 +1,42 @@
+"""A copy whose case loops until its time runs out is told it computed all along, not that the machine was busy.
+
+Each case runs in a fork of the child; the CPU the copy used is what tells a loop from a wait or a
+loaded machine (course/grading.py turns it into the reason). The fork that was running when the
+time ran out is never reaped by the child, so the child's own account left out the very loop that
+ran out of time, and a plain busy loop was blamed on the machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course import grading, grading_jail
+from test_grading import make_copy, needs_confinement
+
+pytestmark = pytest.mark.stage()  # grades a copy: it pins the grader, no stage
+
+SECONDS = 4
+
+
+def reason_of(tmp_path, body: str) -> str:
+    copy = make_copy(tmp_path / "s03", "s03", {1: body})
+    options = grading.Options(seed=20261201, jobs=1, check_regions=False, limits=grading_jail.Limits(seconds=SECONDS))
+    grade = grading.grade_copies([("looper", "s03", copy)], options)[0]
+    return next(result for result in grade.results if result.exercise.number == 1).reason
+
+
+@needs_confinement
+def test_a_case_that_busy_loops_is_named_a_loop(tmp_path):
+    reason = reason_of(tmp_path, """
+        while True:
+            pass""")
+    assert f"still running at the time limit ({SECONDS} s), computing all along" in reason, reason
+
+
+@needs_confinement
+def test_a_case_that_sleeps_is_not_named_a_loop(tmp_path):
+    """The other side: the count is of CPU, so a wait is still told apart."""
+    reason = reason_of(tmp_path, """
+        import time
+        time.sleep(60)""")
+    assert "it waited" in reason and "computing all along" not in reason, reason
