@@ -277,3 +277,21 @@ def test_a_command_that_fills_the_disk_with_many_files_is_stopped(confined, tmp_
     assert finished.exit_code is None and not finished.timed_out and len(list(tmp_path.iterdir())) < 64
     small = confine.run_confined("head -c 1000000 /dev/zero > one && echo finished", tmp_path)  # the control
     assert small.output == "finished\n" and small.exit_code == 0
+
+
+def test_a_command_that_spreads_its_memory_over_many_processes_is_held_to_one_bound(confined, tmp_path, monkeypatch):
+    """RLIMIT_AS bounds each process: six children of 40 MB each all held it. A memory cgroup of the
+    command's own bounds them together (64 MB here, so that the test is quick) where one can be made."""
+    if "memory" not in (groups := confine._groups_of_its_own()):
+        for group in set(groups.values()):
+            os.rmdir(group)
+        pytest.skip("no memory cgroup can be made here: each process is bounded, the command is not (said in the docs)")
+    for group in set(groups.values()):
+        os.rmdir(group)
+    hold = f"{shlex.quote(PYTHON)} -I -S -c 'import time; kept = b\"x\" * 40_000_000; print(\"held\", flush=True); time.sleep(1)'"
+    spread = f"for i in 1 2 3 4 5 6; do {hold} & done; wait"
+    monkeypatch.setattr(confine, "COMMAND_MEMORY_LIMIT", 64 << 20)
+    finished = confine.run_confined(spread, tmp_path, timeout_s=20)
+    assert finished.output.count("held") <= 1, finished.output
+    monkeypatch.setattr(confine, "COMMAND_MEMORY_LIMIT", 1 << 30)  # the control: under the real bound, all six hold
+    assert confine.run_confined(spread, tmp_path, timeout_s=20).output.count("held") == 6
