@@ -503,8 +503,13 @@ SECRETS += tuple(dict.fromkeys(copy.format(name) for name in SECRETS if not GLOB
 # (https://docs.pytest.org/en/stable/reference/fixtures.html#conftest-py-sharing-fixtures-across-multiple-files).
 # A GNUmakefile or a makefile is not: GNU make reads it before the Makefile the user knows
 # (https://www.gnu.org/software/make/manual/html_node/Makefile-Names.html), so a new one silently replaces
-# what `make` does. Each name counts at any depth, and for everything beneath it when it is a folder; a
-# name of several parts (.config/git), for those parts in a row.
+# what `make` does. A build.rs is the user's own command too: cargo runs it as part of the build asked for,
+# as make runs a Makefile. rust-analyzer runs it as well when an editor opens the project (its
+# cargo.buildScripts.enable is on by default, https://rust-analyzer.github.io/book/configuration), with the
+# crate's procedural macros, as an editor's test explorer imports a conftest.py; no name would cover that,
+# since Cargo.toml's `build` names any file as the build script and a procedural macro is any file of its
+# crate: a project's own code is the user's to read, whatever runs it. Each name counts at any depth, and
+# for everything beneath it when it is a folder; a name of several parts (.config/git), for those parts in a row.
 # Codex CLI keeps .git, .agents and .codex read-only inside its writable roots, creating them included
 # (github.com/openai/codex, codex-rs/protocol/src/permissions.rs: PROTECTED_METADATA_PATH_NAMES);
 # Claude Code's sandbox refuses writes to .git, .vscode, .idea and the shell and git startup files
@@ -624,6 +629,44 @@ RUN_LATER = {
     # (https://nodejs.org/api/modules.html#loading-from-node_modules-folders); npm runs its packages' scripts.
     "node_modules": "node loads a package from it for every require() and import beneath its folder, and npm "
                     "runs its packages' install scripts and bin links",
+    # Linters' and type checkers' configs, which editors run on every open and save: settings that are code.
+    # pylint reads pylintrc, pylintrc.toml, .pylintrc, .pylintrc.toml in the folder it runs in
+    # (https://pylint.readthedocs.io/en/stable/user_guide/usage/run.html#command-line-options), and runs
+    # the Python of their init-hook (https://pylint.readthedocs.io/en/stable/user_guide/configuration/all-options.html#init-hook).
+    **dict.fromkeys(("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml"),
+                    "pylint runs the Python its init-hook holds at every run, which editors start on every save"),
+    # ESLint runs its config as JavaScript: eslint.config.* since v9, .eslintrc.js and .eslintrc.cjs before
+    # (https://eslint.org/docs/latest/use/configure/configuration-files).
+    **dict.fromkeys(("eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts",
+                     "eslint.config.mts", "eslint.config.cts", ".eslintrc.js", ".eslintrc.cjs"),
+                    "ESLint runs it as JavaScript at every run, which editors start on every open and save"),
+    # mypy imports the plugins its config names, by module or by path
+    # (https://mypy.readthedocs.io/en/stable/extending_mypy.html#configuring-mypy-to-use-plugins).
+    **dict.fromkeys(("mypy.ini", ".mypy.ini"),
+                    "mypy imports the plugins it names (plugins = x.py) at every run, which editors start on every save"),
+    # lefthook's git hooks run the commands of lefthook.yml, merged with lefthook-local.yml, and the scripts
+    # of .lefthook/ and .lefthook-local/, in any of its formats (https://lefthook.dev/configuration/).
+    **dict.fromkeys((*(f"{dot}lefthook{local}.{ending}" for dot in ("", ".") for local in ("", "-local")
+                       for ending in ("[jy]*", "toml")), ".lefthook", ".lefthook-local"),
+                    "lefthook's git hooks run the commands it names at the next commit, merge or checkout"),
+    "uv.toml": "uv installs from the index it names, and runs the build backends of what it installs "
+               "(https://docs.astral.sh/uv/concepts/configuration-files/)",
+    ".pdm-python": "pdm runs the interpreter whose path it holds for every command "
+                   "(https://pdm-project.org/en/latest/usage/project/)",
+    ".rvmrc": "RVM runs it as shell on entering the folder once trusted, and the home folder's at every start "
+              "(https://rvm.io/workflow/projects)",
+    # readline (bash, Python's REPL, psql...) reads it at every start; a key it binds to a macro types the
+    # macro's text, a command and its Enter included, when the key is pressed
+    # (https://tiswww.case.edu/php/chet/readline/readline.html#Readline-Init-File-Syntax).
+    ".inputrc": "readline binds keys to what it names at every start: a key bound to a macro types a command "
+                "and runs it",
+    # The other shells' and X's startup files, read when the workspace is a home folder (man tcsh,
+    # Startup and shutdown; man ksh and man mksh, ENV; man xinit; man Xsession).
+    ".cshrc": "csh and tcsh run it at every start", ".tcshrc": "tcsh runs it at every start",
+    ".login": "csh and tcsh run it at every login", ".logout": "csh and tcsh run it when a login shell ends",
+    ".kshrc": "ksh runs it at every interactive start", ".mkshrc": "mksh runs it at every interactive start",
+    ".xinitrc": "startx runs it to start the session", ".xsession": "the display manager runs it as the session",
+    ".xsessionrc": "the X session runs it at every graphical login",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 

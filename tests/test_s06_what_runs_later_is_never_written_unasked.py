@@ -127,6 +127,14 @@ FAMILIES = {
     "an opencode config": "opencode.json", "an aider config": ".aider.conf.yml",
     "a GitHub workflow": ".github/workflows/ci.yml", "a python-version": ".python-version", "Vault's config": ".vault",
     "a node package": "node_modules/left-pad/index.js", "a node package a folder down": "web/node_modules/.bin/vite",
+    "a pylintrc's init-hook": "pylintrc", "a .pylintrc a folder down": "src/.pylintrc", "a pylintrc.toml": ".pylintrc.toml",
+    "an ESLint config": "eslint.config.js", "an ESLint module config": "web/eslint.config.mjs",
+    "an ESLint CommonJS config": "eslint.config.cjs", "an older ESLint config": ".eslintrc.cjs",
+    "a mypy plugin's config": "mypy.ini", "a hidden mypy config": ".mypy.ini",
+    "a lefthook local config": "lefthook-local.yml", "a lefthook config": ".lefthook.yaml",
+    "a lefthook script": ".lefthook-local/pre-commit/x.sh", "a uv config": "uv.toml", "uv's user config": ".config/uv/uv.toml",
+    "pdm's interpreter": ".pdm-python", "an rvmrc": ".rvmrc", "readline's key bindings": ".inputrc",
+    "a cshrc": ".cshrc", "a tcsh login": ".login", "a kshrc": ".kshrc", "an xsession": ".xsession",
 }
 
 
@@ -136,8 +144,10 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
     assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
 
 
+# build.rs is the project's own code, which the user's build runs on purpose (course.paths says why).
 @pytest.mark.parametrize("path", [".gradle/caches/8.5/x.bin", ".github/ISSUE_TEMPLATE.md", "docs/vim.md", "zed.md",
-                                  "python-version.txt", "site_packages.md"])
+                                  "python-version.txt", "site_packages.md", "build.rs", "crates/x/build.rs", "lefthook.md",
+                                  "docs/eslint.md", "mypy.ini.example", "pylintrc.md", "login.txt"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -474,3 +484,20 @@ def test_a_module_of_a_python_environment_inside_the_workspace_is_a_shadowing_mo
             found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
             assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
     assert verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}).decision == "allow"
+
+
+# ---------------------------------------------------------------- the chapter's table says what RUN_LATER holds
+
+def test_every_file_the_in_depth_table_says_runs_later_is_one_run_later_names():
+    """The examples of the table's row on writes that run later (docs/s06-in-depth.md and its Japanese
+    twin) are each covered by course.paths.RUN_LATER: the page cannot promise a name the gate lets through."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    path_like = re.compile(r"[\w.*-]*(/[\w.*-]*)+|\.[\w.*-]+|[\w*-]+\.(py|toml|conf|cjs|mjs|js|ini|yml|yaml|json|pth)")
+    for page in ("s06-in-depth.md", "s06-in-depth.ja.md"):
+        row = next(line for line in (root / "docs" / page).read_text(encoding="utf-8").splitlines() if line.startswith("| 11 "))
+        examples = [word for word in re.findall(r"`([^`]+)`", row.split(" | ")[1]) if path_like.fullmatch(word)]
+        assert len(examples) >= 25, (page, examples)
+        missed = [word for word in examples if not course.paths.run_later(word.replace("*", "x").strip("/"))]
+        assert not missed, (page, missed)
