@@ -363,8 +363,8 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
 
 def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
     import importlib
-    probes.keep_answers_out_of_reach(order, copy)  # before the import: a copy's import can run its code
     try:
+        probes.keep_answers_out_of_reach(order, copy)  # before the import: a copy's import can run its code
         package = importlib.import_module(order["package"])
         module = importlib.import_module(f"{order['package']}.{order['module']}")
     except BaseException as error:  # the copy does not import: every case says why
