@@ -29,11 +29,14 @@ stage of SIGNED carries ``mac``, an HMAC-SHA256 of the run's id, the line before
 itself, with a key kept outside every workspace (``$AGENT_COURSE_KEY`` if set, else
 ``~/.local/state/agent-course/transcript.key``, made on first use, mode 0600). A transcript the
 model wrote, edited or put together from other runs' lines (its workspace, say, changed to a folder
-outside) does not verify, and resuming it is refused in one line. Every stage signs its lines; one
-of s00-s05 must verify when it lies inside the folder the harness runs from or inside a workspace it
-names: a model working there could have written it (s06's, under s05/runs/transcripts/, which
-`python agent.py --resume last` run from s05/ reads), and it would resume in any folder it names.
-One kept elsewhere ($AGENT_COURSE_TRANSCRIPTS) is the learner's to edit.
+outside) does not verify, and resuming it is refused in one line. Every stage signs its lines, and
+every transcript of a stage must verify, wherever it lies: a model confined to a workspace can write
+a file anywhere in it, and a folder that was one run's workspace may be where a later run keeps its
+transcripts, or where a learner finds one to resume (s06's model, under s05/runs/transcripts/, which
+`python agent.py --resume last` run from s05/ reads; under notes/ of a workspace of the week before),
+and it would resume in any folder it names. Where it lies is no evidence of who wrote it; the mac is.
+A transcript the learner changed by hand, or kept from before transcripts were signed, resumes once a
+person signs it again (``sign_again()``, which the refusal names): that is the person's word for it.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from .wire import sendable
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
 KEY_VARIABLE = "AGENT_COURSE_KEY"
 SIGNED = tuple(f"s{number:02d}" for number in range(7))  # the stages whose transcripts' lines carry a mac
-ALWAYS_VERIFIED = ("s06",)  # the stages whose transcripts are refused unless they verify, wherever they lie
+ALWAYS_VERIFIED = SIGNED  # the stages whose transcripts are refused unless they verify, wherever they lie
 SUFFIX = ".jsonl"
 # fsync makes a line survive a power cut or a crash of the system; a killed process loses nothing
 # the kernel already holds. It costs a few milliseconds a line, so a test that kills no machine
@@ -260,25 +263,14 @@ LINE_SHAPE_WITH_CACHE = {**LINE_SHAPE, "properties": {**LINE_SHAPE["properties"]
 
 
 def load(path: str | Path) -> Loaded:
-    from .schema import first_problem  # jsonschema: imported when a run is resumed, not with the course
-
     path = Path(path)
     scan = _scan(path)
-    if not scan.records:
-        raise CourseError(f"transcript {path} holds no complete line: the run was killed before its first step "
-                          "was saved; start it again")
-    # A stage that keeps the cache counts (s05 on) reads them on resuming: every line of its runs holds them.
-    stage = scan.records[0].get("stage")
-    shape = LINE_SHAPE_WITH_CACHE if isinstance(stage, str) and stage >= "s05" else LINE_SHAPE
-    for number, record in enumerate(scan.records, 1):
-        problem = first_problem(shape, record)
-        if problem:
-            raise CourseError(f"transcript {path} is damaged at line {number} ({problem}): it was changed by "
-                              "something other than a run; start a new run")
+    _check_shape(path, scan.records)
     unsigned = unsigned_line(path, scan.records)
     if unsigned:
         raise CourseError(f"transcript {path} is damaged at line {unsigned} (its mac is not the one the harness "
-                          "wrote): it was changed by something other than a run; start a new run")
+                          "wrote): it was changed by something other than a run; start a new run, or, if you "
+                          f"changed it yourself and mean it, sign it again: {sign_again_command(path)}")
     records = [{name: value for name, value in record.items() if name != "mac"} for record in scan.records]
     loaded = Loaded(path=path, records=records, torn_bytes=scan.torn_bytes, good_bytes=scan.good_bytes)
     history = loaded.history()
@@ -290,6 +282,59 @@ def load(path: str | Path) -> Loaded:
         raise CourseError(f"transcript {path} holds no history a run can go on from (no task first, or an answer "
                           "to no call): it was changed by something other than a run; start a new run")
     return loaded
+
+
+def _check_shape(path: Path, records: list[dict]) -> None:
+    """Refuse, in one line, a transcript with no line, or with a line of another shape than LINE_SHAPE's."""
+    from .schema import first_problem  # jsonschema: imported when a run is resumed, not with the course
+
+    if not records:
+        raise CourseError(f"transcript {path} holds no complete line: the run was killed before its first step "
+                          "was saved; start it again")
+    # A stage that keeps the cache counts (s05 on) reads them on resuming: every line of its runs holds them.
+    stage = records[0].get("stage")
+    shape = LINE_SHAPE_WITH_CACHE if isinstance(stage, str) and stage >= "s05" else LINE_SHAPE
+    for number, record in enumerate(records, 1):
+        problem = first_problem(shape, record)
+        if problem:
+            raise CourseError(f"transcript {path} is damaged at line {number} ({problem}): it was changed by "
+                              "something other than a run; start a new run")
+
+
+def sign_again(path: str | Path) -> Loaded:
+    """Sign every line of a transcript again with the harness's key, as the lines now are, and load it:
+    for one a person changed by hand, or kept from before transcripts were signed, and means to resume.
+    Its shape is checked first (a line no run could write is not signed); what it says is the person's word.
+    Written whole to a file beside it, then renamed over it: a kill leaves the old or the new, never half."""
+    path = Path(path)
+    records = [{name: value for name, value in record.items() if name != "mac"} for record in _scan(path).records]
+    _check_shape(path, records)
+    previous, lines = "", []
+    for record in records:
+        previous = signature(run_id(path), previous, record)
+        line = json.dumps(dict(record, mac=previous), ensure_ascii=False) + "\n"
+        try:
+            lines.append(line.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate read from an escape is written as one again
+            lines.append((json.dumps(dict(record, mac=previous)) + "\n").encode("ascii"))
+    signing = path.with_name(f".{path.name}.signing")
+    with signing.open("wb") as file:
+        file.write(b"".join(lines))
+        file.flush()
+        if DURABLE:
+            os.fsync(file.fileno())
+    os.replace(signing, path)
+    _sizes.pop(path, None)
+    _last_mac.pop(path, None)
+    return load(path)
+
+
+def sign_again_command(path: Path) -> str:
+    """The command a person types to sign ``path`` again (sign_again()), quoted for a POSIX shell."""
+    import shlex
+
+    code = f"import course.transcript as t; t.sign_again({json.dumps(str(path))})"  # a JSON string is a Python one
+    return f"{python_command()} -c {shlex.quote(code)}"
 
 
 def signs(path: Path, records: list[dict]) -> bool:
@@ -371,13 +416,18 @@ def find(which: str | Path, stage: str | None = None) -> Path:
         # Transcripts only (sNN-DATE-TIME-ID.jsonl): a runs log or an audit log may share the folder.
         # Of ``stage``, as its first line says (the name alone could be anyone's), and signed if the stage signs:
         # a transcript the model planted, newer than every real one, is passed over.
-        found = sorted((path for path in folder().glob(f"{stage or 's[0-9][0-9]'}-*{SUFFIX}")
-                        if TRANSCRIPT_NAME.fullmatch(path.name) and path.is_file()  # not a pipe, folder, broken link
-                        and (not stage or first_line(path).get("stage") == stage) and _first_line_verifies(path)),
+        candidates = [path for path in folder().glob(f"{stage or 's[0-9][0-9]'}-*{SUFFIX}")
+                      if TRANSCRIPT_NAME.fullmatch(path.name) and path.is_file()  # not a pipe, folder, broken link
+                      and (not stage or first_line(path).get("stage") == stage)]
+        found = sorted((path for path in candidates if _first_line_verifies(path)),
                        key=lambda path: (path.stat().st_mtime_ns, path.name))
+        of = f" of {stage}" if stage else ""
+        if not found and candidates:
+            raise CourseError(f"no run to resume: none of the {len(candidates)} transcript(s){of} in {folder()} verifies "
+                              "(changed by something other than a run, or made before transcripts were signed); run a "
+                              "task, or give one's path to --resume to see how to sign it again, if you trust it")
         if not found:
-            raise CourseError(f"no run to resume: {folder()} holds no transcript{f' of {stage}' if stage else ''}; "
-                              "run a task first")
+            raise CourseError(f"no run to resume: {folder()} holds no transcript{of}; run a task first")
         return found[-1]
     for candidate in (Path(which).expanduser(), folder() / which, folder() / f"{which}{SUFFIX}"):
         if candidate.is_file():

@@ -89,6 +89,7 @@ def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(wo
     path = course.transcript.find(stopped.transcript)
     path.write_text(path.read_text(encoding="utf-8").replace(json.dumps(LIST), json.dumps(LIST + "\ud800"), 1),
                     encoding="utf-8")
+    course.transcript.sign_again(path)  # changed by hand: resumed once a person signs it again
     assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # a lone surrogate kept as is could not be saved again
 
 

@@ -177,7 +177,8 @@ def test_c_a_transcript_cut_at_every_byte_of_its_last_line_still_loads(tmp_path)
     data = (tmp_path / "whole.jsonl").read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
     whole = course.transcript.load(tmp_path / "whole.jsonl")
-    cut = tmp_path / "cut.jsonl"
+    cut = tmp_path / "cut" / "whole.jsonl"  # the same name: a line's mac names its run, the file's name
+    cut.parent.mkdir()
     for offset in range(last_start, len(data)):
         cut.write_bytes(data[:offset])
         loaded = course.transcript.load(cut)

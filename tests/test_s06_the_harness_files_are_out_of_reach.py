@@ -234,3 +234,46 @@ def test_an_unsigned_transcript_inside_the_workspace_it_names_is_not_resumed(wor
     planted.write_text(json.dumps(dict(line, stage="s02", usage={"input_tokens": 1, "output_tokens": 1})) + "\n")
     with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
         course.transcript.load(planted)
+
+
+def test_an_unsigned_transcript_kept_outside_every_workspace_and_run_folder_is_not_resumed(world, tmp_path, monkeypatch):
+    """Where a transcript lies says nothing of who wrote it: a folder that was an earlier run's workspace
+    is a folder like any other now. One of s02-s05 the harness did not sign is refused wherever it is,
+    with the command a person types to sign it again; signed again, it resumes as it was."""
+    earlier = tmp_path / "last-weeks-workspace" / "notes"
+    earlier.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    planted = earlier / "s05-20991231-000000-abcdef.jsonl"
+    planted.write_text(json.dumps(s05_line(world)) + "\n", encoding="utf-8")
+    assert not course.transcript.where_a_model_may_write(planted, [s05_line(world)])  # the case the old rule trusted
+    with pytest.raises(course.CourseError, match=r"its mac is not the one the harness wrote.*sign it again: .*sign_again") as raised:
+        course.transcript.load(course.transcript.find(str(planted), "s05"))
+    assert "\n" not in str(raised.value)
+    signed = course.transcript.sign_again(planted)
+    assert signed.records == [s05_line(world)] and course.transcript.load(planted).history()[0]["content"] == "List the files"
+    planted.write_text(planted.read_text(encoding="utf-8").replace("List the files", "Delete the files"), encoding="utf-8")
+    with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
+        course.transcript.load(planted)  # signed once is not signed for whatever it says later
+
+
+def test_resume_last_says_it_passed_over_transcripts_that_do_not_verify(tmp_path):
+    folder = course.transcript.folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "s03-20991231-000000-abcdef.jsonl").write_text(json.dumps(dict(s05_line(tmp_path), stage="s03")) + "\n")
+    with pytest.raises(course.CourseError, match=r"none of the 1 transcript\(s\) of s03 in .* verifies"):
+        course.transcript.find("last", "s03")
+    real = course.transcript.new_path("s03")
+    course.transcript.append(real, dict(s05_line(tmp_path), stage="s03"))
+    assert course.transcript.find("last", "s03") == real
+
+
+def test_a_transcript_signed_again_keeps_its_torn_end_out_and_its_shape_checked(tmp_path):
+    path = tmp_path / "s02-20991231-000000-abcdef.jsonl"
+    line = {key: value for key, value in s05_line(tmp_path).items() if key != "usage"}
+    line = dict(line, stage="s02", usage={"input_tokens": 1, "output_tokens": 1})
+    path.write_text(json.dumps(line) + "\n" + '{"turn": 1, "us', encoding="utf-8")  # a kill tore the last line
+    assert course.transcript.sign_again(path).records == [line]
+    path.write_text(json.dumps(dict(line, turn="one")) + "\n", encoding="utf-8")
+    with pytest.raises(course.CourseError, match="is damaged at line 1"):
+        course.transcript.sign_again(path)  # a line no run could write is not signed
