@@ -7,9 +7,14 @@ The gate decides whether a command may run. This module decides what a command t
 reach, and the Linux kernel enforces it, whatever the command turns out to do:
 
 - Files (Landlock): the system folders (/usr, /bin, /sbin, /lib*, /etc) and the Python that runs
-  the course can be read and executed, /dev/null, /dev/zero and /dev/urandom used; the workspace
-  can be read and written; nothing else can be touched: not /tmp, not $HOME, not the folder beside
-  the workspace, not /proc (where the harness's environment, API key included, can be read).
+  the course can be read and executed, but not what the system keeps from other users (an entry of
+  /etc that others may not read: /etc/shadow, /etc/ssl/private; system_grants), /dev/null, /dev/zero
+  and /dev/urandom used; the workspace can be read and written; nothing else can be touched: not
+  /tmp, not $HOME, /root or /home, not /sys, not /proc (where the harness's environment, API key
+  included, can be read).
+- Everything outside the workspace read-only (the mount namespace): every mount but the workspace is
+  read-only there, so not even the changes Landlock does not govern (a file's mode, its times),
+  which a command that runs as root may make to any file it owns, reach a file outside.
 - Hidden files (a private mount namespace): each `hidden` path in the workspace, such as `.env`,
   is covered by an empty, read-only, mode-000 stand-in that only the command sees, at every path
   it is reachable by (a second mount of the same file system, such as a bind mount of a folder
@@ -36,10 +41,11 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
 - Metadata: Landlock has no right for a file's owner, mode or attributes, so seccomp refuses the
   chown and extended-attribute calls (no file gains an owner or capabilities) and a chmod that sets
-  the set-user-id or set-group-id bit; chmod +x in the workspace still works.
+  the set-user-id or set-group-id bit, in the workspace too; chmod +x in the workspace still works.
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core;
   processes also in a pids cgroup of the command's own where one can be made (pids.max 64, which
-  binds root too); all files together: the supervisor stops the command once the workspace's file
+  binds root too), and the memory of all its processes together in a memory cgroup of its own
+  (COMMAND_MEMORY_LIMIT, swap included) where one can be made; all files together: the supervisor stops the command once the workspace's file
   system has filled by more than 256 MB or 50,000 entries since it started (statvfs, 20 times a
   second, so a fast writer may pass it by what it writes in 50 ms; what was written stays).
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
@@ -48,9 +54,12 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
 What it does not cover: a unix socket handed down already open (none is: every inherited file is
 closed), 32-bit programs (the seccomp filter refuses their system calls, so they do not run), the
 seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named unix sockets stay
-reachable), reading the system folders (/etc/passwd; run as root,
-/etc/shadow too), a mode without the set-id bits or a file's times changed outside the workspace
-by a command that runs as root (its owner), CPU and memory shared with the rest of the machine (no cgroup), and kernel bugs.
+reachable), reading the system folders (/etc/passwd, and the names in a folder whose files are kept
+from others, such as those of /etc/ssl/private), an entry kept from others that /etc gained after
+the harness's first command (it stays readable until the harness starts again) and such an entry
+under /usr or /lib (not looked for: what packages install there is shared by every user), CPU
+shared with the rest of the machine, memory where no memory cgroup can be made (each process is
+bounded, not the command), and kernel bugs.
 The process limit is not enforced for root where no pids cgroup can be made (cgroup v1's pids
 hierarchy not mounted or not writable, and a cgroup v2 one whose pids controller is not delegated
 to the harness's cgroup): the kernel exempts the real root user from RLIMIT_NPROC, and mapping root
@@ -1157,8 +1166,8 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
 # machine set-user-id, hand it to another owner, or give it capabilities (security.capability), which a
 # later process then runs with. So the calls that change an owner or an extended attribute are refused,
 # and a change of mode that sets the set-user-id or set-group-id bit (a plain chmod +x still works);
-# a mode without those bits, and a file's times, can still be changed outside the workspace by an
-# approved command that runs as root (said in the module's docstring). Numbers: the kernel's
+# a mode without those bits, and a file's times, cannot be changed outside the workspace either: every
+# mount there is read-only (read_only_but). Numbers: the kernel's
 # syscall_64.tbl and the generic table (include/uapi/asm-generic/unistd.h), fchmodat2 452,
 # setxattrat 463, removexattrat 466 shared by both.
 # AUDIT_ARCH_*, __NR_socket, then the refused calls: io_uring_setup, _enter, _register (425-427 in the

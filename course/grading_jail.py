@@ -6,9 +6,16 @@ child costs milliseconds) that does, before any student code is imported:
 - its own user, mount, network and PID namespaces (when the kernel allows them unprivileged): no
   network at all, and the child is PID 1 of its namespace, so every process the copy starts, however
   it detaches (setsid, double forks), is ended by the kernel when the child ends;
+- every mount read-only but the scratch folder, in a mount namespace of the child's own (so that,
+  run as root, the copy cannot change even a file's mode or times outside it, which Landlock does
+  not govern); where no namespace can be made, seccomp refuses every call that changes a mode or
+  a time instead;
+- no capability (capset: an empty bounding set binds only what exec starts, and the child runs the
+  copy without exec);
 - Landlock (course.confinement's machinery, rebuilt here for a Python process rather than a shell):
-  the system folders, the Python that runs the course and the support package can be read; the
-  assembled copy can be read; only the child's scratch folder can be written. Nothing else can be
+  the system folders (but what the system keeps from other users, /etc/shadow and the like:
+  course.confinement.system_grants), the Python that runs the course and the support package can
+  be read; the assembled copy can be read; only the child's scratch folder can be written. Nothing else can be
   touched: not the stages or tests of the grading checkout, not the grader's files, not /proc (so not
   /proc/PARENT/fd/1, the grader's terminal), not /tmp; TCP is refused, and signals cannot leave the
   sandbox (Landlock ABI 6);
@@ -21,7 +28,8 @@ child costs milliseconds) that does, before any student code is imported:
 - stdin from /dev/null, stdout and stderr into a file the grader reads back, capped.
 
 The supervising process (outside the sandbox) kills the child at the time limit and ends whatever is
-left of its process tree; its exit code, which the child cannot set, says whether the time ran out.
+left of its process tree; its exit code, which the child cannot set, says whether the time ran out,
+and CPU_NOTE how much CPU every process of the copy had used by then (the case running included).
 """
 
 from __future__ import annotations
