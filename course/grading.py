@@ -12,7 +12,9 @@ How a copy is graded (``grade_copies``):
 3. **Run each exercise alone, confined** (``course.grading_jail``): the reference stage with only
    this exercise's region taken from the copy, so one exercise's bug fails only that exercise; in a
    child with its own namespaces, Landlock and seccomp, that can read the copy and the support
-   package and write only its scratch folder. The child runs the exercise's cases
+   package and write only its scratch folder (where the support package holds the exercise's answer,
+   the child first takes it out of its memory and out of what it can read:
+   ``course.grading_probes.keep_answers_out_of_reach``). The child runs the exercise's cases
    (``course.grading_probes``: values drawn from the run's seed, printed) and reports only what it
    observed; the judging happens here, against the reference stage's own observations (a child of
    its own, with no student code) or against what each case was built to expect. A case the child

@@ -50,8 +50,9 @@ PROBES: dict[tuple[str, int], list[Probe]] = {}
 
 # Where an exercise's answer, or the heart of it, also exists in what a copy can import (the support
 # package; the other stages are out of the child's reach): (module, name). A region of that exercise
-# may not name the module or the object (course.grading.region_problems), so it cannot hand the case
-# to the support package instead of answering it.
+# may not name the module or the object (course.grading.region_problems: a clear message, early), and
+# while the exercise is graded the child holds neither the object nor a way to make it again
+# (keep_answers_out_of_reach, below): the case cannot be handed to the support package instead of answered.
 ANSWERS_ELSEWHERE: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
     ("s01", 3): (("course.offline.validation", "validate_request"),),  # names the calls left unanswered
     ("s02", 4): (("course.transcript", "Loaded"),),  # Loaded(...).history() rebuilds the history from the lines

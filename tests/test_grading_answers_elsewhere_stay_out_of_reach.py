@@ -170,7 +170,9 @@ def routes(stage: str, number: int) -> str:
 def full_language_body(stage: str, number: int) -> str:
     """A region that tries every route, prints what each found, and answers with the answer if one reached it."""
     _, _, use = EXERCISES[stage, number]
-    return (routes(stage, number) + "\nseen, found = reach()\nprint(json.dumps(seen))\n"
+    once = ("tried = Path('every-route-tried')  # in the scratch folder the cases share: the first case tries them all\n"
+            "if tried.exists():\n    ROUTES = {'attribute': ROUTES['attribute']}\ntried.touch()\n")
+    return (routes(stage, number) + once + "seen, found = reach()\nprint(json.dumps(seen))\n"
             + "if found is None:\n    raise RuntimeError('nothing reached')\n" + textwrap.dedent(use).strip("\n") + "\n")
 
 
@@ -204,16 +206,17 @@ def seen_in(result: grading.ExerciseResult) -> list[dict]:
     return [json.loads(line) for line in result.printed.splitlines() if line.startswith("{")]
 
 
-def graded(tmp_path, copies: dict, check_regions: bool) -> dict:
-    """Grade (stage, number) -> region body copies, each exercise on a copy of its own; the result of each."""
+def graded(tmp_path, copies: dict, check_regions: bool, also: dict | None = None) -> dict:
+    """Grade (stage, number) -> region body copies, each exercise on a copy of its own (with the bodies
+    ``also`` gives for other exercises of its stage); the result of each exercise given a body."""
     made = []
     for (stage, number), body in copies.items():
-        folder = make_copy(tmp_path / f"{stage}-{number}-{check_regions}" / stage, stage, {number: body})
-        made.append((f"{stage}-{number}", stage, folder))
-    options = grading.Options(seed=SEED, jobs=2, check_regions=check_regions)
-    grades = grading.grade_copies(made, options)
-    return {(grade.stage, int(grade.student.split("-")[1])): next(
-        result for result in grade.results if result.exercise.number == int(grade.student.split("-")[1])) for grade in grades}
+        bodies = {other: text for (named, other), text in (also or {}).items() if named == stage} | {number: body}
+        folder = make_copy(tmp_path / f"{stage}-{number}-{check_regions}" / stage, stage, bodies)
+        made.append((f"{stage}-{number}", stage, folder, bodies))
+    grades = grading.grade_copies([copy[:3] for copy in made], grading.Options(seed=SEED, jobs=2, check_regions=check_regions))
+    return {(grade.stage, result.exercise.number): result for grade, (_, _, _, bodies) in zip(grades, made)
+            for result in grade.results if result.exercise.number in bodies}
 
 
 def test_the_table_and_these_attacks_cover_the_same_exercises():
@@ -241,12 +244,14 @@ def test_a_region_with_the_full_language_reaches_no_answer(tmp_path):
         module, target, _ = EXERCISES[stage, number]
         assert result.points == 0 and result.cases, (stage, number, result.reason)
         seen = seen_in(result)
-        assert seen and len(seen) == len(result.cases), (stage, number, result.reason, result.printed[:500])
+        assert len(seen) == len(result.cases), (stage, number, result.reason, result.printed[:500])
         for one in seen:
             assert "reached" not in one.values(), (stage, number, one)
             where = f"{module}.{target.split('.')[0]}"
             assert f"this exercise asks you to write what {where} does" in one["attribute"], one
-            assert "Permission denied" in one["the source file"] and "Permission denied" in one["fresh import"], one
+        every = [one for one in seen if len(one) > 1]
+        assert len(every) == 1 and len(every[0]) == 12 + ("." in target), (stage, number, seen)  # "a class" for a class
+        assert "Permission denied" in every[0]["the source file"] and "Permission denied" in every[0]["fresh import"]
         assert "nothing reached" in result.reason
 
 
@@ -269,10 +274,13 @@ def test_a_region_that_passes_the_check_reaches_no_answer_through_builtins(tmp_p
 
 @needs_confinement
 def test_the_reference_solutions_still_score_full_marks(tmp_path):
-    """Each extension's solution, and s05's own region (its reference is in the child beside the wall)."""
+    """Each extension's solution, and s05's own regions: exercise 1's reference is observed under the wall,
+    in one child with exercise 2's, whose driver calls the offline model."""
     copies = {exercise: solution(exercise[0]) for exercise in EXERCISES if exercise != ("s05", 1)}
     copies["s05", 1] = None  # the reference's own body
-    for exercise, result in graded(tmp_path, copies, check_regions=True).items():
+    results = graded(tmp_path, copies, check_regions=True, also={("s05", 2): None})
+    assert ("s05", 2) in results
+    for exercise, result in results.items():
         assert result.points == result.max_points == 1, (exercise, result.reason)
 
 
