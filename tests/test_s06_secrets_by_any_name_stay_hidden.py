@@ -320,3 +320,16 @@ def test_an_approved_move_of_a_folder_leaves_its_secret_out_of_every_later_call(
     assert (streamlit / "x" / "secrets.toml").exists() and not results[0]["is_error"], results[0]
     assert results[1]["is_error"] and '"denied"' in results[1]["content"], results
     no_secret(requests)
+
+
+def test_a_copy_a_person_approves_inside_the_confinement_gets_nothing_of_the_secret(streamlit):
+    """A copy is a new file the gate does not know; inside the confinement the secret is masked, so a
+    copy by its name or by a pattern cannot read it (the in-depth page says what this does not cover)."""
+    import course.confinement
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    (streamlit / "backup").mkdir()
+    finished = s06.run_command(streamlit, "cp .env* .env.local backup/ 2>&1; cat backup/* 2>&1; echo end",
+                               hidden=gate().hidden(streamlit))
+    assert ENV_SECRET not in finished and "end" in finished
+    assert not any(ENV_SECRET in path.read_text() for path in (streamlit / "backup").iterdir() if path.is_file())
