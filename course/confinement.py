@@ -1038,10 +1038,9 @@ def kept_from_others() -> frozenset[str]:
     """Every entry of the system folders (but the shared ones) whose mode gives others no read, with each
     folder above it; a folder kept from others is not looked into (everything beneath it is kept)."""
     kept: set[str] = set()
-    shared = {os.path.realpath(folder) for folder in SHARED_SYSTEM_FOLDERS}
-    folders = [folder for folder in SYSTEM_FOLDERS
-               if os.path.isdir(folder) and not any(os.path.realpath(folder) == s or os.path.realpath(folder).startswith(s + "/")
-                                                    for s in shared)]
+    shared = [Path(folder).resolve() for folder in SHARED_SYSTEM_FOLDERS]
+    folders = [folder for folder in SYSTEM_FOLDERS  # /bin is often a link to /usr/bin: shared, then
+               if os.path.isdir(folder) and not any(Path(folder).resolve().is_relative_to(place) for place in shared)]
     while folders:
         folder = folders.pop()
         try:
