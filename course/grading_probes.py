@@ -1169,6 +1169,7 @@ def _replace_everywhere(module, name: str) -> list:
     """Put a stand-in wherever the heap holds the answer or a function of its module it reaches; returns a
     (weak reference, name) for each of those functions and code objects, which must now be gone."""
     import gc
+    import sys
     import weakref
 
     answer = getattr(module, name)
@@ -1194,6 +1195,7 @@ def _replace_everywhere(module, name: str) -> list:
         _swap_all(gc.get_referrers(answer, *functions), standins, answer, {id(functions)})
     finally:
         gc.freeze()  # and frozen again: a collection would copy every page of it into this fork
+    sys._clear_type_cache()  # a class's own dict changed in place: no lookup may still find what it held
     return gone
 
 
@@ -1302,7 +1304,7 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
             return
         for entry in entries:
             path = Path(entry.path)
-            if path in hidden:
+            if path in hidden or entry.is_symlink():  # a rule on a link would grant where it points
                 continue
             if entry.is_dir(follow_symlinks=False) and holds_hidden(path):
                 split(path)
