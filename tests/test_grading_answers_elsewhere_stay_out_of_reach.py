@@ -21,6 +21,7 @@ import textwrap
 import pytest
 
 from course import grading, grading_probes
+from helpers import module_from_source
 from test_grading import ROOT, make_copy, needs_confinement, solution
 
 pytestmark = pytest.mark.stage()  # the grader's child and its wall: no stage
@@ -294,3 +295,50 @@ def test_a_stand_in_says_what_to_write_on_a_call_and_on_an_attribute():
 def test_only_the_exercises_with_answers_elsewhere_are_walled():
     assert grading_probes.answers_of_job({"stage": "s02", "cases": [{"exercise": 1}, {"exercise": 2}]}) == []
     assert grading_probes.answers_of_job({"stage": "s02", "cases": [{"exercise": 4}] * 3}) == [("course.transcript", "Loaded")]
+
+
+ANSWER_MODULE = '''
+def answer(items):
+    return [item for item in items if _kept(item)]
+
+def _kept(item):
+    return item > 0
+
+def unrelated():
+    return "left alone"
+'''
+
+
+@pytest.fixture
+def walled(tmp_path, monkeypatch):
+    """A module of its own named in ANSWERS_ELSEWHERE for an exercise "s99" 1, walled in this process
+    (without the Landlock layer, which would bind this process for good)."""
+    import gc
+    monkeypatch.setattr(grading_probes, "_confined", lambda: False)
+    module = module_from_source(tmp_path, "answers_here", ANSWER_MODULE, name="answers_here_for_the_wall")
+    monkeypatch.setitem(grading_probes.ANSWERS_ELSEWHERE, ("s99", 1), (("answers_here_for_the_wall", "answer"),))
+    yield module, lambda: grading_probes.keep_answers_out_of_reach({"stage": "s99", "cases": [{"exercise": 1}]}, tmp_path)
+    gc.unfreeze()  # the wall freezes the heap, as the child wants; this process does not
+    sys.modules.pop(module.__name__, None)
+
+
+def test_the_wall_replaces_the_answer_and_its_helpers_wherever_they_are_held(walled):
+    module, wall = walled
+    held = {"by name": module.answer}
+    in_a_cell = (lambda found: lambda: found)(module._kept)
+    import weakref
+    original = weakref.ref(module.answer)
+    wall()
+    assert original() is None  # gone from memory, not only renamed
+    for standin in (module.answer, held["by name"], module._kept, in_a_cell()):
+        with pytest.raises(grading_probes.AnswerOutOfReach, match="write what answers_here_for_the_wall.answer does"):
+            standin([1, -1])
+    assert module.unrelated() == "left alone"
+
+
+def test_the_wall_stops_the_child_when_it_cannot_take_the_answer_out(walled):
+    module, wall = walled
+    kept = (module.answer, "a tuple cannot be changed")
+    with pytest.raises(grading_probes.AnswerOutOfReach, match="cannot take an answer out of a tuple"):
+        wall()
+    assert type(kept[0]).__name__ == "function"  # still the answer itself: which is why the child stops
