@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import importlib.util
 import io
 import json
@@ -81,6 +82,13 @@ class Region:
 
 def find_regions(source: str, filename: str = "<source>") -> list[Region]:
     """The exercise regions of a stage's source, in order. Malformed markers raise CourseError."""
+    return list(_regions_of(source, filename))
+
+
+# A build of the site and a grading run read the same few stage files many times over; each reading
+# tokenizes and parses the whole file. Regions are frozen, so the same tuple serves every caller.
+@functools.lru_cache(maxsize=64)
+def _regions_of(source: str, filename: str) -> tuple[Region, ...]:
     statement_lines = _statement_lines(source, filename)
     regions: list[Region] = []
     opened: re.Match | None = None
@@ -115,7 +123,7 @@ def find_regions(source: str, filename: str = "<source>") -> list[Region]:
     for region in regions:
         _check_body(region, lines, statement_lines, filename)
     _check_unique_numbers(regions, filename)
-    return regions
+    return tuple(regions)
 
 
 def _comment_lines(source: str) -> list[tuple[int, str]]:

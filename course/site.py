@@ -702,6 +702,10 @@ def compare_table(stages: list[str], names: list[str]) -> str:
 
 def stats_report(stage: str) -> str:
     """``python -m course stats`` after ``stage`` ran every ladder scenario once, into a runs log of its own."""
+    return once(("stats report", stage), lambda: _stats_report(stage))
+
+
+def _stats_report(stage: str) -> str:
     stage_module(stage)
     with tempfile.TemporaryDirectory(prefix="agent-course-docs-") as folder:
         log = Path(folder) / "runs.jsonl"
