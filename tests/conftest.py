@@ -38,7 +38,20 @@ def _loopback_only(sock, address):
     raise ConnectionRefusedError(f"tests never reach the network (tried {address!r}); mark the test `live` if it must")
 
 
+# The files that take longest, started first: the suite's two workers take whole files (--dist loadfile,
+# so that a module's one site build or class grading is made once), and a long file begun last would
+# leave one worker running it alone while the other has nothing left to do.
+LONGEST_FIRST = ("test_docs.py", "test_grading.py", "test_notebooks.py", "test_command_line.py",
+                 "test_s06_commands_read_as_the_shell_does.py")
+
+
+def _started_first(item) -> int:
+    name = item.path.name
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_started_first)  # a stable sort: each file's tests keep their order
     skip = pytest.mark.skip(reason="live test: set ANTHROPIC_API_KEY to run it")
     skip_local = pytest.mark.skip(reason="live local test: set ANTHROPIC_BASE_URL and MODEL_ID to run it")
     for item in items:
