@@ -1189,6 +1189,12 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER, X32_SYSCALL_BIT = 22, 2, 0x40000000
 AF_INET, AF_UNIX, AF_INET6, AF_VSOCK = 2, 1, 10, 40
 SOCKET_FAMILIES = (AF_INET, AF_INET6)  # the only families socket() may make
 RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
+RET_EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
+# fallocate(2) reserves blocks in one call without writing them, and with FALLOC_FL_KEEP_SIZE without
+# growing the file, so neither RLIMIT_FSIZE nor a watch of the disk a few times a second bounds it. It
+# fails as unsupported, the answer of a file system without it: glibc's posix_fallocate then writes the
+# blocks itself (https://man7.org/linux/man-pages/man3/posix_fallocate.3.html), which the bounds see.
+PREALLOCATE_CALLS = {"x86_64": (285,), "aarch64": (47,)}
 LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
 AND = 0x54  # BPF_ALU|BPF_AND|BPF_K
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -1203,19 +1209,22 @@ class _SockFprog(ctypes.Structure):
 
 
 def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
-                    mode_calls: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int, int, int]]:
+                    mode_calls: Sequence[tuple[int, int]] = (),
+                    unsupported: Sequence[int] = ()) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
-    architecture (or x32) is refused; each call in ``refused`` is refused; each call of ``mode_calls``
+    architecture (or x32) is refused; each call in ``refused`` is refused; each call of ``unsupported``
+    fails as one the file system does not support (EOPNOTSUPP); each call of ``mode_calls``
     (number, index of its mode argument) is refused when the mode sets a bit of SET_ID_BITS; socket() is
     allowed for the families of SOCKET_FAMILIES only. Everything else is allowed. A jump counts the
     instructions it skips, so jumps name their targets and the offsets are worked out at the end."""
-    ALLOW, REFUSE = "allow", "refuse"
+    ALLOW, REFUSE, UNSUPPORTED = "allow", "refuse", "unsupported"
     program = [(LOAD_WORD, 0, 0, 4),                     # the architecture
                (JUMP_EQUAL, 1, 0, arch),                 # ours: skip the next
                (RETURN, 0, 0, RET_EACCES),               # another one (a 32-bit program): refused
                (LOAD_WORD, 0, 0, 0),                     # the system call's number
                (JUMP_AT_LEAST, REFUSE, 0, X32_SYSCALL_BIT),  # an x32 call
                *((JUMP_EQUAL, REFUSE, 0, number) for number in refused),
+               *((JUMP_EQUAL, UNSUPPORTED, 0, number) for number in unsupported),
                *((JUMP_EQUAL, ("mode", index), 0, number) for index, (number, _) in enumerate(mode_calls)),
                (JUMP_EQUAL, 0, ALLOW, socket_number),    # not socket(): allowed
                (LOAD_WORD, 0, 0, 16),                    # socket()'s first argument, the family
@@ -1225,8 +1234,8 @@ def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
     for index, (_, argument) in enumerate(mode_calls):   # the mode's low word: args[i] at 16 + 8 i
         target["mode", index] = len(program)
         program += [(LOAD_WORD, 0, 0, 16 + 8 * argument), (AND, 0, 0, SET_ID_BITS), (JUMP_EQUAL, ALLOW, REFUSE, 0)]
-    target[ALLOW], target[REFUSE] = len(program), len(program) + 1
-    program += [(RETURN, 0, 0, RET_ALLOW), (RETURN, 0, 0, RET_EACCES)]
+    target[ALLOW], target[REFUSE], target[UNSUPPORTED] = len(program), len(program) + 1, len(program) + 2
+    program += [(RETURN, 0, 0, RET_ALLOW), (RETURN, 0, 0, RET_EACCES), (RETURN, 0, 0, RET_EOPNOTSUPP)]
     return [(code, *(target[jump] - index - 1 if isinstance(jump, (str, tuple)) else jump for jump in (true, false)), value)
             for index, (code, true, false, value) in enumerate(program)]
 
@@ -1249,7 +1258,7 @@ def _refuse_unix_sockets() -> None:
     machine = os.uname().machine
     if machine not in SECCOMP_ARCHES:
         return  # said in the module's docstring: named unix sockets stay reachable there
-    program = seccomp_program(*SECCOMP_ARCHES[machine])
+    program = seccomp_program(*SECCOMP_ARCHES[machine], unsupported=PREALLOCATE_CALLS[machine])
     instructions = (_SockFilter * len(program))(*(_SockFilter(*instruction) for instruction in program))
     fprog = _SockFprog(len(program), instructions)
     _check(_libc().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog),

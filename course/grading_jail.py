@@ -513,7 +513,7 @@ def _seccomp(refuse_metadata: bool = False) -> None:
     arch, socket_number, refused, mode_calls = confinement.SECCOMP_ARCHES[machine]
     if refuse_metadata:
         refused = (*refused, *confinement.METADATA_CALLS[machine])
-    program = confinement.seccomp_program(arch, socket_number, refused, mode_calls)
+    program = confinement.seccomp_program(arch, socket_number, refused, mode_calls, confinement.PREALLOCATE_CALLS[machine])
 
     class Filter(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]

@@ -7,6 +7,7 @@ failure could pass because the command was broken; the control shows it was not.
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import shutil
@@ -215,8 +216,9 @@ def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E, arg
 
 def test_the_seccomp_program_refuses_every_family_but_ip_the_rings_the_keyring_and_other_architectures():
     """The filter read as data and run: a wrong jump offset would allow everything, or refuse read()."""
-    program = confine.seccomp_program(*confine.SECCOMP_ARCHES["x86_64"])
+    program = confine.seccomp_program(*confine.SECCOMP_ARCHES["x86_64"], unsupported=confine.PREALLOCATE_CALLS["x86_64"])
     refused, allowed = confine.RET_EACCES, confine.RET_ALLOW
+    assert outcome(program, 285) == confine.RET_EOPNOTSUPP  # fallocate
     for family in range(0, 64):  # every family the kernel knows (AF_MAX is 46 on 6.x), and some it does not
         expected = allowed if family in (socket.AF_INET, socket.AF_INET6) else refused
         assert outcome(program, 41, family) == expected, family
@@ -245,6 +247,23 @@ def test_io_uring_and_vsock_are_refused_inside(confined, box):
                      "except OSError as error:\n    print('vsock', error.errno)")
     finished = run(command, box)
     assert "io_uring -1 13" in finished.output and "vsock 13" in finished.output, finished.output
+
+
+def test_blocks_are_reserved_only_by_writing_them(confined, box):
+    """fallocate reserves a gigabyte in one call that neither the file-size limit (FALLOC_FL_KEEP_SIZE
+    leaves the size alone) nor the watch of the disk sees in time: inside, it fails as unsupported, and
+    posix_fallocate writes its blocks instead, as it does on a file system without fallocate."""
+    command = python("import ctypes, os\n"
+                     "libc = ctypes.CDLL(None, use_errno=True)\n"
+                     "fd = os.open('reserved', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                     "print('fallocate', libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(1 << 30)), ctypes.get_errno())\n"
+                     "os.posix_fallocate(fd, 0, 1 << 16)\n"
+                     "print('size', os.fstat(fd).st_size, 'blocks', os.fstat(fd).st_blocks * 512)")
+    outside = run(command, box, confined=False).output
+    assert "fallocate 0 0" in outside, outside  # the control: the file system supports it
+    os.remove(box / "reserved")
+    inside = run(command, box).output
+    assert f"fallocate -1 {errno.EOPNOTSUPP}" in inside and f"size {1 << 16} blocks {1 << 16}" in inside, inside
 
 
 def test_no_file_becomes_set_user_id_changes_owner_or_gains_an_attribute(confined, box):
