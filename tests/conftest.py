@@ -145,6 +145,16 @@ def offline_environment(request, monkeypatch, tmp_path):
 
 
 @pytest.fixture
+def confined():
+    """What course.confinement found on this machine; the test is skipped, saying why, where it cannot confine."""
+    import course.confinement
+    found = course.confinement.probe()
+    if not found.available:
+        pytest.skip(found.reason)
+    return found
+
+
+@pytest.fixture
 def workspace():
     """A fresh copy of the sample workspace."""
     return course.prepare_workspace()

@@ -29,14 +29,6 @@ PYTHON = sys.executable  # the venv's python: an approved `python3 ...` must sti
 
 
 @pytest.fixture
-def confined():
-    found = confine.probe()
-    if not found.available:
-        pytest.skip(found.reason)
-    return found
-
-
-@pytest.fixture
 def box(tmp_path):
     """A workspace with a hidden .env, and a secret in the folder beside it."""
     workspace = tmp_path / "workspace"

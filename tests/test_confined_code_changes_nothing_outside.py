@@ -28,14 +28,6 @@ pytestmark = pytest.mark.stage()  # the support package's confinement and the gr
 MODE, TIMES = 0o640, (1_000_000_000, 1_000_000_000)
 
 
-@pytest.fixture
-def confined():
-    found = confine.probe()
-    if not found.available:
-        pytest.skip(found.reason)
-    return found
-
-
 def victims(*folders: Path) -> list[Path]:
     """A file in each folder, of a known mode and times, owned by whoever runs the tests (root, here)."""
     made = []

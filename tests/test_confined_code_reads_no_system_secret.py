@@ -52,14 +52,6 @@ def secrets():
 
 
 @pytest.fixture
-def confined():
-    found = confine.probe()
-    if not found.available:
-        pytest.skip(found.reason)
-    return found
-
-
-@pytest.fixture
 def neighbour():
     """A process of the machine with a secret in its environment, as the harness holds its API key."""
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env={"SECRET": MARKER})

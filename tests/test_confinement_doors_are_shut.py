@@ -35,14 +35,6 @@ SHM_KEY = 0x5EC0DE
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-@pytest.fixture
-def confined():
-    found = confine.probe()
-    if not found.available:
-        pytest.skip(found.reason)
-    return found
-
-
 def probe(code: str, workspace, *, confined=True) -> str:
     command = f"{PYTHON} -I -S -c {shlex.quote('import ctypes, socket, sys; libc = ctypes.CDLL(None, use_errno=True)' + chr(10) + code)}"
     with pytest.MonkeyPatch.context() as patch:

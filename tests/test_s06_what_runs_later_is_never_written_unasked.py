@@ -169,14 +169,6 @@ def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
 
 # ---------------------------------------------------------------- commands: the kernel
 
-@pytest.fixture
-def confined():
-    found = course.confinement.probe()
-    if not found.available:
-        pytest.skip(found.reason)
-    return found
-
-
 def run(command, workspace, **options):
     return course.confinement.run_confined(command, workspace, **options)
 
