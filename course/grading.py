@@ -515,14 +515,24 @@ def reference_observations(stage: str, number: int, seed: int, options: Options)
                 jobs += [{"exercise": found, "probe": index, "params": case.params} for index, case in drawn]
                 places += [(found, position) for position in range(len(drawn))]
             run = run_child(stage, assemble(stage, None), module, jobs, options)
+            if run.code == grading_jail.TIMED_OUT and not run.import_error:
+                # The reference ran out of time: a machine too loaded (a class graded with many --jobs), never a
+                # copy's doing, so it is given once more with twice the time before any copy is failed for it.
+                longer = dataclasses.replace(options, limits=dataclasses.replace(options.limits, seconds=2 * options.limits.seconds))
+                run = run_child(stage, assemble(stage, None), module, jobs, longer)
             if run.import_error or len(run.observations) < len(jobs):
-                raise CourseError(f"the reference {stage} could not be observed for exercises {', '.join(map(str, group))} "
-                                  f"({run.import_error or f'{len(run.observations)} of {len(jobs)} cases, exit {run.code}'}): "
-                                  f"{run.printed[-300:]}")
-            observed = {found: {} for found in group}
-            for place, (found, position) in enumerate(places):
-                observed[found][position] = run.observations[place]
-            _REFERENCE[key] = observed
+                # Kept like an observation, so the next copy fails at once rather than waiting as long again.
+                _REFERENCE[key] = CourseError(
+                    f"the reference {stage} could not be observed for exercises {', '.join(map(str, group))} "
+                    f"({run.import_error or f'{len(run.observations)} of {len(jobs)} cases, exit {run.code}'}; "
+                    f"not the copy's doing: grade again with fewer --jobs or a longer --time-limit): {run.printed[-300:]}")
+            else:
+                observed = {found: {} for found in group}
+                for place, (found, position) in enumerate(places):
+                    observed[found][position] = run.observations[place]
+                _REFERENCE[key] = observed
+        if isinstance(_REFERENCE[key], CourseError):
+            raise _REFERENCE[key]
         return _REFERENCE[key][number]
 
 
