@@ -8,7 +8,9 @@ A person approves what the screen shows, so the screen must show all of it, and 
 * every character visible: a control character, an escape sequence, a zero-width or combining mark,
   a bidirectional control, a private-use or unassigned code point is written as its escape (\\x1b,
   \\u200b), never obeyed or hidden; so is a right-to-left letter or a digit other than ASCII's, which the
-  terminal would lay out in another order, and the reasons say so; a wide character counts two columns;
+  terminal would lay out in another order, and a letter of another script inside a word of ASCII letters
+  (`t\\u0456dy.py`, a Cyrillic і), which passes for an ASCII one: the reasons say so, naming each such
+  letter and the letter it looks like; a wide character counts two columns;
 * its length in characters, and every reason it is not plain, not only the first;
 * a call too long to show whole on one screen is not asked about: ``TooLong`` says why, and the gate
   refuses it with that reason (the dangerous middle of a 4,000-character command would scroll off).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -45,12 +48,60 @@ def terminal_size() -> tuple[int, int]:
 
 
 def visible(text: str) -> str:
-    """``text`` with nothing invisible, obeyed or reordered left: the terminal controls, private-use and
-    unassigned code points (course.trace), tabs, every zero-width, format or combining character, and
-    every right-to-left letter and every digit that is not ASCII's, as its escape. Newlines are kept (they break lines)."""
+    """``text`` with nothing invisible, obeyed, reordered or passing for another letter left: the terminal
+    controls, private-use and unassigned code points (course.trace), tabs, every zero-width, format or
+    combining character, every right-to-left letter and every digit that is not ASCII's, and every letter
+    that is not ASCII's in a word of ASCII letters (look_alikes()), as its escape. Newlines are kept (they break lines)."""
     shown = escape_terminal_controls(text).replace("\t", "\\t")
-    return "".join((f"\\u{ord(character):04x}" if ord(character) <= 0xFFFF else escaped(character))
-                   if hidden_character(character) or right_to_left(character) else character for character in shown)
+    odd = {index for index, _ in look_alikes(shown)}
+    return "".join(escaped_letter(character)
+                   if hidden_character(character) or right_to_left(character) or index in odd else character
+                   for index, character in enumerate(shown))
+
+
+# A word is a run of letters and digits; one that holds an ASCII letter and a letter that is not ASCII's mixes
+# scripts the way a spoofed name does: Unicode's mixed-script detection (https://www.unicode.org/reports/tr39/#Mixed_Script_Detection)
+# and its confusables, where Cyrillic і, а, о, е, р, с and Greek ο, ν are drawn as i, a, o, e, p, c, o, v
+# (https://www.unicode.org/Public/security/latest/confusables.txt). A wide character (CJK, kana, Hangul)
+# takes two columns and passes for no ASCII letter, so `memo2メモ` is left as it is; full-width Latin is not.
+WORD = re.compile(r"[^\W_]+")
+# The ASCII letter each common look-alike is drawn as (confusables.txt, Cyrillic and Greek to Latin).
+LOOKS_LIKE = dict(pair.split(":") for pair in (
+    "а:a е:e о:o р:p с:c у:y х:x і:i ј:j ѕ:s ԁ:d һ:h ԛ:q ԝ:w ӏ:l "          # Cyrillic small
+    "А:A В:B Е:E К:K М:M Н:H О:O Р:P С:C Т:T Х:X І:I Ј:J Ѕ:S Ԍ:G Ԛ:Q Ԝ:W "  # Cyrillic capital
+    "α:a ι:i ν:v ο:o ρ:p "                                                    # Greek small
+    "Α:A Β:B Ε:E Ζ:Z Η:H Ι:I Κ:K Μ:M Ν:N Ο:O Ρ:P Τ:T Υ:Y Χ:X").split())      # Greek capital
+
+
+def escaped_letter(character: str) -> str:
+    return f"\\u{ord(character):04x}" if ord(character) <= 0xFFFF else escaped(character)
+
+
+def passes_for_ascii(character: str) -> bool:
+    """A letter drawn as an ASCII one: a look-alike of LOOKS_LIKE, or one whose compatibility form is ASCII (ｒ, 𝐚)."""
+    return character in LOOKS_LIKE or unicodedata.normalize("NFKC", character).isascii()
+
+
+def look_alikes(text: str) -> list[tuple[int, str]]:
+    """Each letter that is not ASCII's in a word that holds an ASCII letter, or whose every letter passes for
+    an ASCII one (Cyrillic рор is drawn as pop), as (its index, what it is):
+    "і (\\u0456) is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i"."""
+    found = []
+    for word in WORD.finditer(text):
+        letters = word.group()
+        if letters.isascii() or not (any(character.isascii() and character.isalpha() for character in letters)
+                                     or all(passes_for_ascii(character) for character in letters if character.isalpha())):
+            continue
+        for offset, character in enumerate(letters):
+            if character.isascii() or not character.isalpha() or (
+                    columns(character) == 2 and not unicodedata.normalize("NFKC", character).isascii()):
+                continue
+            name = unicodedata.name(character, f"U+{ord(character):04X}")
+            plain = LOOKS_LIKE.get(character) or (unicodedata.normalize("NFKD", character)[:1]
+                                                  if unicodedata.normalize("NFKD", character)[:1].isascii() else "")
+            found.append((word.start() + offset, f"{character} ({escaped_letter(character)}) is {name}, "
+                                                 + (f"not {plain}" if plain else "not an ASCII letter")))
+    return found
 
 
 def right_to_left(character: str) -> bool:
@@ -67,6 +118,7 @@ def right_to_left(character: str) -> bool:
 
 
 RIGHT_TO_LEFT = "contains right-to-left letters or digits, which the terminal may show in another order"
+MIXED_SCRIPTS = "mixes letters of other scripts into a word of ASCII letters, where they look like ASCII's"
 
 
 # Letters that fonts draw blank: the Hangul fillers, which Unicode lists as Default_Ignorable_Code_Point
@@ -123,6 +175,9 @@ def screen(tool: str, arguments: dict, why: str, covers: str, size: tuple[int, i
     body = [MARGIN + line for line in wrapped(visible(text), room)]
     if any(right_to_left(character) for character in text):  # shown escaped, and said why
         why = f"{why}; {what} {RIGHT_TO_LEFT}"
+    mixed = list(dict.fromkeys(said for _, said in look_alikes(escape_terminal_controls(text))))
+    if mixed:  # each letter escaped in the call, and said here by its name beside the letter it passes for
+        why = f"{why}; {what} {MIXED_SCRIPTS}: " + "; ".join(mixed)
     # The words around the call are wrapped at blanks (textwrap); the call itself at any character.
     reasons = textwrap.wrap(visible(f"why: {why}"), width, initial_indent="    ", subsequent_indent="      ",
                             break_on_hyphens=False)

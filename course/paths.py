@@ -131,7 +131,7 @@ class Subjects:
 
     acted_on: list[str]   # each entry it acts on, relative to the workspace ("" when the call names no path)
     leads_to: list[str]   # its other names: as written, by each link passed on the way, by a link that leads to it
-    same_file: str        # why one of them is a hidden file under another name (a hard link, moved), or ""
+    same_file: str        # why one of them is a hidden file under another name (a hard link, moved, a private key), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
     runs_later: str = ""  # why another program runs what it changes, judged by what is on disk (runs_later_by_content)
 
@@ -155,6 +155,8 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
     secrets = {inode_of(path) for path in hidden} - {None}
     same = next((f"{name!r} is the same file as one a deny rule covers (a hard link)" for name in acted + leads
                  if secrets and links_of(root / name) > 1 and inode_of(root / name) in secrets), "")
+    if not same:
+        same = next((f"{name!r} {KEY_HELD}" for name in acted + leads if holds_private_key(root / name)), "")
     # A file with one name that is hidden though no rule covers any name of the call: a secret of this
     # run moved here (covered_files' ``seen``). A rule that covers one of its names says why itself.
     if not same and covered is not None and hidden and not any(covered(part) for name in acted + leads
@@ -230,7 +232,8 @@ def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | N
     """The files inside the workspace that ``covered`` (a deny rule, given a path relative to the
     workspace) says no tool may read, such as .env at any depth; and every other name for them
     (`ln .env notes.txt`: the same device and inode); and any file with a second name, which may be
-    a file outside the workspace. A command is confined so that it cannot read them, and the search
+    a file outside the workspace; and any file whose first bytes hold a private key (holds_private_key(),
+    whatever its name). A command is confined so that it cannot read them, and the search
     tool skips them. ``seen``: what the caller's run has found so far (fingerprint() of each file
     found by name, or held by a folder found by name), added to here: a file that was a secret stays
     one wherever it lies later in the run (`mv .streamlit x` leaves x/secrets.toml as secret as it was)."""
@@ -249,7 +252,8 @@ def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | N
     if seen is not None:
         seen |= known - {None}
         known = seen
-    covered = found + [path for path in others if _another_name_of_a_secret(path, secrets, known)]
+    covered = found + [path for path in others if _another_name_of_a_secret(path, secrets, known)
+                       or key_sniffed_under(root, path) and holds_private_key(path)]  # a key, by what it holds
     # A link a rule covers (.aws, leading to dotfiles/aws) makes what it leads to a secret too.
     covered += [Path(os.path.realpath(path)) for path in found if path.is_symlink()
                 and Path(os.path.realpath(path)).is_relative_to(root) and Path(os.path.realpath(path)) != root]
@@ -266,6 +270,55 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
     except (OSError, ValueError):
         return None
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+
+
+# A private key is a secret whatever its name: PEM's armour (RFC 7468's PRIVATE KEY and ENCRYPTED PRIVATE KEY,
+# OpenSSL's RSA, EC and DSA ones, https://www.rfc-editor.org/rfc/rfc7468#section-10), OpenSSH's own format
+# (https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.key), GnuPG's PGP PRIVATE KEY BLOCK
+# (https://www.rfc-editor.org/rfc/rfc4880#section-6.2) and PuTTY's .ppk (its first line, PuTTY-User-Key-File-N:,
+# https://the.earth.li/~sgtatham/putty/0.81/htmldoc/AppendixC.html). Looked for in a file's first
+# KEY_SNIFF_BYTES: openssl's pkcs12 output puts its "Bag Attributes" before the armour.
+PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:", re.IGNORECASE)
+KEY_SNIFF_BYTES = 4096
+# Where a walk does not look into files: trees of many files that tools write, where no one keeps a key
+# (a package manager's, Python's bytecode, git's objects, which are compressed).
+KEY_SNIFF_SKIPPED = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "objects"})
+_key_sniffed: dict[tuple[int, int, int, int, int], bool] = {}
+
+
+def key_sniffed_under(root: Path, path: Path) -> bool:
+    """Whether a walk of ``root`` looks into ``path`` for a private key: not in a KEY_SNIFF_SKIPPED tree
+    (a folder named objects only inside .git)."""
+    parts = path.parts[len(root.parts):-1]
+    return not any(part in KEY_SNIFF_SKIPPED and (part != "objects" or ".git" in parts[:index])
+                   for index, part in enumerate(parts))
+
+
+def holds_private_key(path: Path) -> bool:
+    """Whether ``path`` is a regular file (links followed) whose first KEY_SNIFF_BYTES hold a private key.
+    Remembered by (device, inode, size, last change of content and of the inode): a gate asks it of every
+    file of the workspace before each call, and reads each file once until it changes."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(found.st_mode):
+        return False
+    key = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    held = _key_sniffed.get(key)
+    if held is None:
+        try:
+            with open(path, "rb") as opened:
+                held = bool(PRIVATE_KEY.search(opened.read(KEY_SNIFF_BYTES)))
+        except OSError:
+            return False  # unreadable to the harness: a command, run as the same user, cannot read it either
+        if len(_key_sniffed) > 200_000:  # bounded: a workspace rewritten many times over in one process
+            _key_sniffed.clear()
+        _key_sniffed[key] = held
+    return held
+
+
+KEY_HELD = "holds a private key (its first bytes are one): it is a secret whatever its name"
 
 
 def files_held(root: Path, path: Path) -> Iterator[Path]:
@@ -409,6 +462,8 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     relative = str(resolved.relative_to(root))
     if covered(relative):
         return f"{path!r} is {relative!r}, which a deny rule covers"
+    if holds_private_key(resolved):
+        return f"{path!r} {KEY_HELD}"
     if secrets and inode_of(resolved) in secrets:
         how = "a hard link" if links_of(resolved) > 1 else "a secret this run saw, moved or renamed since"
         return f"{path!r} is a file the rules hide under another name ({how})"
@@ -481,6 +536,19 @@ SECRETS = (
     ".sentryclirc",      # sentry-cli's auth token (https://docs.sentry.io/cli/configuration/)
     # Shells' and REPLs' histories: a token typed on a command line (export TOKEN=..., mysql -pSECRET) stays in them.
     ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
+    ".node_repl_history", ".sqlite_history", ".irb_history", ".rediscli_history",  # node, sqlite3, irb, redis-cli
+    "*.ppk",             # PuTTY's private keys (https://the.earth.li/~sgtatham/putty/0.81/htmldoc/Chapter8.html)
+    "AuthKey_*.p8",      # Apple's API keys as downloaded (https://developer.apple.com/documentation/appstoreconnectapi/creating-api-keys-for-app-store-connect-api)
+    "token.json",        # the OAuth token Google's quickstarts save (https://developers.google.com/workspace/drive/api/quickstart/python)
+    # Firebase's and Google Cloud's service account keys as their guides name them
+    # (https://firebase.google.com/docs/admin/setup#initialize_the_sdk_in_non-google_environments)
+    "serviceAccountKey.json", "*-service-account*.json", "service-account*.json",
+    "wg*.conf",          # WireGuard's private keys (man wg-quick: /etc/wireguard/wg0.conf)
+    "*.ovpn",            # OpenVPN's profiles, keys inline (https://openvpn.net/community-resources/reference-manual-for-openvpn-2-6/)
+    ".htpasswd",         # Apache's password hashes (https://httpd.apache.org/docs/current/programs/htpasswd.html)
+    "*.keystore", "*.jks",  # Java's and Android's signing keys (https://developer.android.com/studio/publish/app-signing)
+    ".password-store",   # pass, the password manager (https://www.passwordstore.org/)
+    ".local/share/keyrings",  # GNOME Keyring's stores (https://wiki.gnome.org/Projects/GnomeKeyring)
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -667,6 +735,42 @@ RUN_LATER = {
     ".kshrc": "ksh runs it at every interactive start", ".mkshrc": "mksh runs it at every interactive start",
     ".xinitrc": "startx runs it to start the session", ".xsession": "the display manager runs it as the session",
     ".xsessionrc": "the X session runs it at every graphical login",
+    # The same settings in the project's shared configs: pylint takes [tool.pylint.*] of pyproject.toml and
+    # [pylint.*] of setup.cfg and tox.ini (https://pylint.readthedocs.io/en/stable/user_guide/usage/run.html#command-line-options),
+    # mypy [tool.mypy] and [mypy] (https://mypy.readthedocs.io/en/stable/config_file.html), flake8 the paths
+    # of its [flake8:local-plugins] (https://flake8.pycqa.org/en/latest/user/configuration.html#using-local-plugins).
+    # Asked about whole rather than judged by what they hold: each tool reads them its own way (TOML tables, INI
+    # sections, keys in any case, continuation lines), another key of another tool loads code, and a command's
+    # write would need the same judgement after it; an edit of them is rare enough to put to a person.
+    **dict.fromkeys(("pyproject.toml", "setup.cfg", "tox.ini"),
+                    "pylint runs its init-hook and load-plugins, mypy its plugins, flake8 its local plugins, "
+                    "from it at every run, which editors start on every open and save"),
+    # Agents' project folders, whole: each loads code or starts servers from them.
+    ".opencode": "opencode loads the plugins in it at every start (https://opencode.ai/docs/plugins/)",
+    "opencode.jsonc": "opencode starts the servers and runs the commands it names (https://opencode.ai/docs/config/)",
+    ".qwen": "Qwen Code starts the servers its settings.json names "
+             "(https://qwenlm.github.io/qwen-code-docs/en/users/features/mcp/)",
+    ".amazonq": "Amazon Q starts the servers its mcp.json and default.json name "
+                "(https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/mcp-ide.html)",
+    ".continue": "Continue starts the servers and loads the config it holds (https://docs.continue.dev/customize/deep-dives/mcp)",
+    # rustup runs the toolchain a path in it names for every cargo and rustc beneath its folder
+    # (https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file), which rust-analyzer runs on opening.
+    **dict.fromkeys(("rust-toolchain.toml", "rust-toolchain"),
+                    "rustup runs the programs of the toolchain it names (path) for every cargo and rustc"),
+    # Configs that are JavaScript, or name JavaScript plugins, which editor extensions load on opening and saving:
+    # Tailwind's (https://v3.tailwindcss.com/docs/configuration), Prettier's (https://prettier.io/docs/configuration,
+    # plugins: https://prettier.io/docs/plugins).
+    "tailwind.config.*": "the Tailwind editor extension runs it as JavaScript on opening the folder",
+    **dict.fromkeys(("prettier.config.*", ".prettierrc*"),
+                    "Prettier runs it as JavaScript, or loads the plugins it names, at every format, which editors run on save"),
+    ".perldb": "perl -d runs it as Perl from the folder it starts in (https://perldoc.perl.org/perldebug#Debugger-Customization)",
+    ".psqlrc": "psql runs its commands (\\! runs a shell command) at every start "
+               "(https://www.postgresql.org/docs/current/app-psql.html#APP-PSQL-FILES)",
+    ".screenrc": "screen runs its commands (exec) at every start (man screen)",
+    ".bashrc.d": "bash runs the files in it at every start (Fedora's .bashrc sources them)",
+    # A home folder's ~/.local/bin comes first on PATH (Debian's and Fedora's .profile put it there,
+    # https://www.freedesktop.org/software/systemd/man/latest/file-hierarchy.html): a `git` written there runs for `git`.
+    ".local/bin": "the shell runs a program in it for its name, before the system's (it comes first on PATH)",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
@@ -724,12 +828,22 @@ def git_directory(folder: Path) -> bool:
 # URL may carry one (https://TOKEN@host/...). The file tools never read a .git/config (a deny rule), but
 # git must read it to run at all: one it cannot read is fatal ("unable to access '.git/config'"), so a
 # command is kept from it only when it holds something of the kind, and git works in every other repository.
-GIT_CONFIG_CREDENTIAL = re.compile(rb"extraheader|://[^/\s@]+@|password|token|secret", re.IGNORECASE)
+# Something of the kind: an extraheader; a URL with user info (https://TOKEN@host, user:pass@); the words
+# password, token, secret, credential, authorization anywhere, values too (a credential helper's script may
+# echo one, https://git-scm.com/docs/gitcredentials#_custom_helpers); and a key or a section whose name holds
+# "pass" (git send-email's sendemail.smtpPass, https://git-scm.com/docs/git-send-email#_sendemail_configuration),
+# where git reads a name: at a line's start or after a section's "]" (`[sendemail] smtpPass = x` is one line),
+# in any case (git's names are case-insensitive, https://git-scm.com/docs/git-config#_syntax). A stricter
+# reading only hides a config git then cannot read; a looser one gives a command the password.
+GIT_CONFIG_CREDENTIAL = re.compile(
+    rb"extraheader|://[^/\s@]+@|password|token|secret|credential|authorization"
+    rb"|(?:^|\])[ \t]*[a-z0-9-]*pass[a-z0-9-]*[ \t]*(?:=|$)|\[[ \t]*[a-z0-9.-]*pass", re.IGNORECASE | re.MULTILINE)
 
 
 def plain_git_config(path: Path) -> bool:
     """Whether ``path`` is a repository's config (.git/config, .git/modules/NAME/config) that holds no
-    credential: no extraheader, no URL with a user or token in it, no password, token or secret."""
+    credential (GIT_CONFIG_CREDENTIAL): no extraheader, no URL with user info, no password, token, secret,
+    credential or authorization, no key or section whose name holds "pass"."""
     if path.name != "config" or ".git" not in path.parts[:-1]:
         return False
     try:

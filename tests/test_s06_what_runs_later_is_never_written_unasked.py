@@ -135,7 +135,39 @@ FAMILIES = {
     "a lefthook script": ".lefthook-local/pre-commit/x.sh", "a uv config": "uv.toml", "uv's user config": ".config/uv/uv.toml",
     "pdm's interpreter": ".pdm-python", "an rvmrc": ".rvmrc", "readline's key bindings": ".inputrc",
     "a cshrc": ".cshrc", "a tcsh login": ".login", "a kshrc": ".kshrc", "an xsession": ".xsession",
+    "a pyproject.toml (pylint, mypy)": "pyproject.toml", "a setup.cfg a folder down": "pkg/setup.cfg", "a tox.ini": "tox.ini",
+    "an opencode plugin": ".opencode/plugins/x.js", "an opencode config in its folder": ".opencode/opencode.json",
+    "an opencode jsonc": "opencode.jsonc", "Qwen Code's servers": ".qwen/settings.json",
+    "Amazon Q's servers": ".amazonq/mcp.json", "Amazon Q's agent": ".amazonq/default.json",
+    "Continue's servers": ".continue/mcpServers/x.yaml", "Claude Code's hooks": ".claude/settings.json",
+    "Cursor's servers": ".cursor/mcp.json", "Gemini CLI's extension": ".gemini/extensions/x/gemini-extension.json",
+    "VS Code's servers": ".vscode/mcp.json", "a rust-toolchain.toml": "rust-toolchain.toml",
+    "an older rust-toolchain": "crates/x/rust-toolchain", "a Tailwind config": "tailwind.config.js",
+    "a Tailwind TypeScript config": "web/tailwind.config.ts", "a Prettier config": "prettier.config.mjs",
+    "a Prettier rc as JavaScript": ".prettierrc.cjs", "a Prettier rc naming plugins": ".prettierrc.json",
+    "a perldb": ".perldb", "a psqlrc": ".psqlrc", "a screenrc": ".screenrc", "a bashrc.d script": ".bashrc.d/x.sh",
+    "a program first on PATH": ".local/bin/git",
 }
+
+# What the attacker wrote into the three shared Python configs, in the forms a content check would have to
+# read as each tool does: quoted, in capitals, under another tool's key that loads code. Each is asked about
+# by the file's name, whatever it holds (course.paths says why).
+SHARED_CONFIGS = {
+    "pyproject.toml": ['[tool.pylint.main]\ninit-hook = "import os; os.system(\'x\')"\n',
+                       "[tool.pylint.MASTER]\n'load-plugins' = ['evil']\n", '[tool.mypy]\nplugins = ["evil.py"]\n',
+                       '[project]\nname = "x"\n'],
+    "setup.cfg": ["[pylint.MAIN]\nINIT-HOOK = import os\n", "[mypy]\nplugins =\n    evil.py\n",
+                  "[flake8:local-plugins]\nextension =\n    X = evil:X\npaths = ./\n", "[metadata]\nname = x\n"],
+    "tox.ini": ["[pylint.main]\nload-plugins=evil\n", "[tox]\nenv_list = py3\n"],
+}
+
+
+@pytest.mark.parametrize("name, content", [(name, content) for name, contents in SHARED_CONFIGS.items()
+                                           for content in contents])
+def test_the_shared_python_configs_are_asked_about_whatever_they_hold(world, name, content):
+    found = verdict(world, "write_file", {"path": name, "content": content})
+    assert found.decision == "deny" and f"{name}: pylint runs its init-hook" in found.why, found.why
+    assert not (world / name).exists()
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -147,7 +179,9 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
 # build.rs is the project's own code, which the user's build runs on purpose (course.paths says why).
 @pytest.mark.parametrize("path", [".gradle/caches/8.5/x.bin", ".github/ISSUE_TEMPLATE.md", "docs/vim.md", "zed.md",
                                   "python-version.txt", "site_packages.md", "build.rs", "crates/x/build.rs", "lefthook.md",
-                                  "docs/eslint.md", "mypy.ini.example", "pylintrc.md", "login.txt"])
+                                  "docs/eslint.md", "mypy.ini.example", "pylintrc.md", "login.txt", "pyproject.md",
+                                  "docs/tox.ini.md", "rust-toolchain.md", "prettier.md", "tailwind.md", "local/bin/tool",
+                                  "bin/git", "opencode.md", "qwen.txt", "bashrc.d.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -200,6 +234,9 @@ def test_without_the_kernel_the_same_command_does_change_git(repository, monkeyp
     "d=.venv/lib/python3.12/site-packages/evil-1.0.dist-info && mkdir -p $d && printf '[pytest11]\\nx = x\\n' > $d/entry_points.txt",
     "echo 'alias ls=\"touch /tmp/x\"' > .bash_aliases",
     "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml",
+    "printf '[tool.pylint.main]\\ninit-hook = \"x\"\\n' > pyproject.toml",
+    "mkdir -p .opencode/plugins && echo 'export const x = 1' > .opencode/plugins/x.js",
+    "mkdir -p .local/bin && echo 'touch /tmp/x' > .local/bin/git",
 ])
 def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
     before = course.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
