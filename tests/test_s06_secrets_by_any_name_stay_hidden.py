@@ -103,6 +103,17 @@ CHECKOUT_CONFIG = (f'[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\
     ('[remote "origin"]\n\turl = https://x-access-token:ghp_abc@github.com/o/r.git\n', False),
     ('[remote "origin"]\n\turl = https://ghp_abc@github.com/o/r.git\n', False),
     ('[sendemail]\n\tsmtpPass = hunter2\n\tsmtpPassword = hunter2\n', False),
+    # A key whose name holds pass, token, secret or credential, in each way git reads a name.
+    ('[sendemail]\n\tsmtpPass = hunter2\n', False),  # git send-email's password, on its own
+    ('[sendemail] smtppass=hunter2\n', False),  # a key on the section's own line
+    ('[SendEmail]\n\tSMTPPASS = hunter2\n', False),  # names in any case
+    ('[sendemail "work"]\n\tsmtpPass\n', False),  # a bare key, in a subsection
+    ('[imap]\n\tpass = hunter2\n', False),
+    ('[github]\n\toauth-token = ghp_abc\n', False), ('[deploy]\n\tapiSecret = x\n', False),
+    ('[credential]\n\thelper = "!f() { echo password=hunter2; }; f"\n', False),
+    ('[http]\n\tproxy = http://user:hunter2@proxy.example:3128\n', False),  # a URL with user info
+    ('[remote "origin"]\n\turl = https://github.com/o/compass.git\n', True),  # "pass" in a value: no key
+    ('[core]\n\tbare = false\n\tfilemode = true\n', True),
 ])
 def test_a_repository_config_is_hidden_from_commands_when_it_holds_a_credential(world, config, plain):
     (world / ".git").mkdir()
@@ -213,7 +224,11 @@ COMMON_SECRETS = ["secrets.yaml", "conf/secrets.yml", "app/secrets.json", ".my.c
                   "client_secret_1234-abc.apps.googleusercontent.com.json", "infra/prod.tfvars",
                   ".gradle/gradle.properties", ".git/config.worktree", ".config/doctl/config.yaml",
                   ".config/ngrok/ngrok.yml", ".ngrok2/ngrok.yml", ".oci/config", ".sentryclirc", ".bash_history",
-                  "home/.zsh_history", ".python_history", ".psql_history", ".mysql_history"]
+                  "home/.zsh_history", ".python_history", ".psql_history", ".mysql_history",
+                  "keys/server.ppk", "AuthKey_ABC123DEFG.p8", "token.json", "app/serviceAccountKey.json",
+                  "prod-service-account.json", "service-account-key.json", "wg0.conf", "vpn/client.ovpn",
+                  "web/.htpasswd", "release.keystore", "android/app/upload.jks", ".password-store/mail.gpg",
+                  ".local/share/keyrings/login.keyring", ".node_repl_history", ".sqlite_history", ".irb_history"]
 COPIES = ["{}~", "{}.bak", "{}.old", "{}.orig", "{}.swp", ".{}.swp", "#{}#", "{}.save"]
 
 
@@ -333,3 +348,64 @@ def test_a_copy_a_person_approves_inside_the_confinement_gets_nothing_of_the_sec
                                hidden=gate().hidden(streamlit))
     assert ENV_SECRET not in finished and "end" in finished
     assert not any(ENV_SECRET in path.read_text() for path in (streamlit / "backup").iterdir() if path.is_file())
+
+
+# ---------------------------------------------------------------- a private key by what it holds, whatever its name
+
+KEYS = {  # the first bytes of each kind (course.paths.PRIVATE_KEY gives the sources)
+    "OpenSSH": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+    "PKCS#8": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n",
+    "an RSA key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n",
+    "an encrypted key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG\n",
+    "after openssl's bag attributes": "Bag Attributes\n    localKeyID: 01 02\n-----BEGIN EC PRIVATE KEY-----\nMHcC\n",
+    "PuTTY's": "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+    "GnuPG's": "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n",
+}
+
+
+@pytest.fixture
+def renamed_key(world):
+    (world / "backup").mkdir()
+    return world
+
+
+@pytest.mark.parametrize("kind", KEYS)
+def test_a_private_key_under_any_name_reaches_no_tool(renamed_key, kind):
+    (renamed_key / "backup" / "notes.txt").write_text(KEYS[kind] + f"{ENV_SECRET}\n-----END-----\n")
+    results, requests = play(renamed_key, [("read_file", {"path": "backup/notes.txt"}),
+                                           ("search_files", {"text": ENV_SECRET[:-1]}),
+                                           ("run_command", {"command": "cat backup/notes.txt"})])
+    assert results[0]["is_error"] and "holds a private key" in results[0]["content"], results[0]["content"]
+    assert json.loads(results[1]["content"])["output"] == "(no matches)"
+    assert results[2]["is_error"] and '"denied"' in results[2]["content"]
+    assert (renamed_key / "backup" / "notes.txt").resolve() in gate().hidden(renamed_key)
+    no_secret(requests)
+
+
+def test_a_confined_command_cannot_read_a_private_key_by_another_name(renamed_key):
+    import course.confinement
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    (renamed_key / "backup" / "k").write_text(KEYS["OpenSSH"] + f"{ENV_SECRET}\n")
+    finished = s06.run_command(renamed_key, "cat backup/k 2>&1; echo end", hidden=gate().hidden(renamed_key))
+    assert ENV_SECRET not in finished and "end" in finished
+
+
+@pytest.mark.parametrize("content", [
+    "-----BEGIN CERTIFICATE-----\nMIID\n",  # a certificate is public
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n",  # and so is a public key
+    "How to make a key: ssh-keygen writes a private key to ~/.ssh/id_ed25519.\n",
+    "x" * course.paths.KEY_SNIFF_BYTES + "\n-----BEGIN PRIVATE KEY-----\n",  # past the first bytes a gate reads
+])
+def test_a_file_that_holds_no_private_key_in_its_first_bytes_is_read(renamed_key, content):
+    (renamed_key / "backup" / "notes.txt").write_text(content)
+    assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "allow"
+
+
+def test_a_key_written_over_an_ordinary_file_is_hidden_from_the_next_check_on(renamed_key):
+    """What a gate remembers of a file it read is keyed by its size and change times: a rewrite is read again."""
+    notes = renamed_key / "backup" / "notes.txt"
+    notes.write_text("ordinary\n")
+    assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "allow"
+    notes.write_text(KEYS["PKCS#8"])
+    assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "deny"
