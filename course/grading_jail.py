@@ -3,9 +3,12 @@
 ``start(job, limits)`` forks a child (from a server that imported the SDK and the course once, so a
 child costs milliseconds) that does, before any student code is imported:
 
-- its own user, mount, network and PID namespaces (when the kernel allows them unprivileged): no
-  network at all, and the child is PID 1 of its namespace, so every process the copy starts, however
-  it detaches (setsid, double forks), is ended by the kernel when the child ends;
+- its own user, mount, network, PID and IPC namespaces (when the kernel allows them unprivileged): no
+  network at all; the child is PID 1 of its namespace, so every process the copy starts, however
+  it detaches (setsid, double forks), is ended by the kernel when the child ends; no System V queue,
+  shared memory or semaphore and no POSIX message queue of the machine's or of another child's, and
+  what the copy makes of them goes with the namespace when the child ends (where no namespace can be
+  made, the filter refuses those calls instead);
 - every mount read-only but the scratch folder, in a mount namespace of the child's own (so that,
   run as root, the copy cannot change even a file's mode or times outside it, which Landlock does
   not govern); where no namespace can be made, seccomp refuses every call that changes a mode or
@@ -20,7 +23,10 @@ child costs milliseconds) that does, before any student code is imported:
   /proc/PARENT/fd/1, the grader's terminal), not /tmp; TCP is refused, and signals cannot leave the
   sandbox (Landlock ABI 6);
 - seccomp (course.confinement.seccomp_program): no unix socket, so not the server it was forked from;
-- rlimits: address space, CPU seconds, file size, open files, and processes;
+- rlimits: address space, CPU seconds, file size, open files, and processes; and, where they can be
+  made (course.confinement's cgroup code, as for an s06 command), a pids cgroup of the child's own,
+  which binds a grader run as root (the kernel exempts the real root from RLIMIT_NPROC), and a memory
+  cgroup that bounds all its processes together;
 - a bounded scratch folder (``Limits.disk_mb``, ``Limits.files``): a size-limited tmpfs mounted in the
   child's own mount namespace, or, without namespaces, a supervisor that measures the folder as it
   runs; a copy that passes the bound is ended, and its exercise fails saying so (RLIMIT_FSIZE bounds
@@ -62,6 +68,19 @@ SCRATCH, OVER_QUOTA_NOTE = "scratch", "over-quota.txt"  # in job/work: the copy'
 CPU_NOTE = "cpu-seconds.txt"  # in job/work: the CPU the worker had used when the time ran out
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x10000000, 0x40000000, 0x20000000
+CLONE_NEWIPC = 0x08000000
+NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
+# System V IPC and POSIX message queues are not files: Landlock does not see them, and without an IPC
+# namespace of its own (man ipc_namespaces(7)) a child shares every queue, segment and semaphore set
+# of the machine (root's 0600 ones too, the child running as root) and of the children beside it. Where
+# no namespace can be made, the filter refuses them: msgget, msgsnd, msgrcv, msgctl, shmget, shmat,
+# shmdt, shmctl, semget, semop, semtimedop, semctl, then mq_open, mq_unlink, mq_timedsend,
+# mq_timedreceive, mq_notify, mq_getsetattr. Numbers: x86_64's table
+# (https://github.com/torvalds/linux/blob/master/arch/x86/entry/syscalls/syscall_64.tbl) and the generic
+# one aarch64 uses (https://github.com/torvalds/linux/blob/master/include/uapi/asm-generic/unistd.h).
+# Nothing the grading does needs them (multiprocessing's locks are POSIX semaphores, files in /dev/shm).
+IPC_CALLS = {"x86_64": (68, 69, 70, 71, 29, 30, 67, 31, 64, 65, 220, 66, 240, 241, 242, 243, 244, 245),
+             "aarch64": (186, 189, 188, 187, 194, 196, 197, 195, 190, 193, 192, 191, 180, 181, 182, 183, 184, 185)}
 MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 16384, 1 << 18, 2, 4
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 24, 36, 38, 22
 
@@ -102,7 +121,7 @@ def namespaces_available() -> bool:
     refuse unprivileged user namespaces: Ubuntu 24.04's AppArmor switch, a container's seccomp profile)."""
     pid = os.fork()
     if pid == 0:
-        os._exit(0 if _libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0 else 1)
+        os._exit(0 if _libc().unshare(NAMESPACES) == 0 else 1)
     return os.waitpid(pid, 0)[1] == 0
 
 
@@ -118,21 +137,51 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
     folder) and return the supervisor's exit code: 0, TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED or
     WROTE_TOO_MUCH (then job/work/over-quota.txt says what was passed)."""
     (job / "work" / SCRATCH).mkdir(exist_ok=True)
-    child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine,
-                                                          limits.disk_mb, limits.files, limits.namespaces), daemon=False)
-    child.start()
-    child.join(limits.seconds + 15)
-    if child.is_alive():  # the supervisor itself hangs: never the copy's doing, but never wait forever
-        child.kill()
-        child.join()
-        return TIMED_OUT
-    return child.exitcode if child.exitcode is not None and child.exitcode >= 0 else SIGNALLED
+    groups = _groups(limits.memory_mb) if confine else ()
+    try:
+        child = forkserver().Process(target=_supervise, args=(str(job), limits.seconds, limits.memory_mb, confine,
+                                                              limits.disk_mb, limits.files, limits.namespaces, groups),
+                                     daemon=False)
+        child.start()
+        child.join(limits.seconds + 15)
+        if child.is_alive():  # the supervisor itself hangs: never the copy's doing, but never wait forever
+            child.kill()
+            child.join()
+            return TIMED_OUT
+        return child.exitcode if child.exitcode is not None and child.exitcode >= 0 else SIGNALLED
+    finally:
+        _remove_groups(groups)
+
+
+def _groups(memory_mb: int) -> tuple[str, ...]:
+    """The cgroups of the child's own (course.confinement._groups_of_its_own: pids.max its process limit,
+    binding root too), the memory one holding all the child's processes to ``memory_mb`` together, swap
+    included (cgroup v2's names, then v1's; a name the kernel lacks is skipped). None where none can be made."""
+    made = confinement._groups_of_its_own()
+    if "memory" in made:
+        for name in ("memory.max", "memory.swap.max", "memory.memsw.limit_in_bytes", "memory.limit_in_bytes",
+                     "memory.memsw.limit_in_bytes"):  # v1 takes memsw only once it is not below the limit
+            confinement._write_setting(made["memory"], name, 0 if name == "memory.swap.max" else memory_mb << 20)
+    return tuple(dict.fromkeys(made.values()))
+
+
+def _remove_groups(groups) -> None:
+    """Every process of the child has ended, or is ending (a group cannot be removed while it holds one)."""
+    for group in groups:
+        for _ in range(200):
+            try:
+                os.rmdir(group)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
 
 
 # ---------------------------------------------------------------- the supervisor (outside the sandbox)
 
 def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb: int = 64, files: int = 10_000,
-               namespaces_allowed: bool = True) -> None:
+               namespaces_allowed: bool = True, groups: tuple = ()) -> None:
     # The objects imported before the fork are left out of every garbage collection from here on: a
     # collection would walk them all and so copy every page of them into this process and the worker
     # (https://docs.python.org/3/library/gc.html#gc.freeze).
@@ -141,9 +190,12 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
     os.setsid()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     namespaces = False
+    # Opened here, before the user namespace, with the grader's rights over the cgroup files; the worker
+    # joins through them ("0": the process that writes) before it runs anything of the copy.
+    joins = [os.open(os.path.join(group, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for group in groups]
     if confine:
         uid, gid = os.getuid(), os.getgid()
-        if namespaces_allowed and libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) == 0:
+        if namespaces_allowed and libc.unshare(NAMESPACES) == 0:
             try:
                 for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
                     with open(f"/proc/self/{name}", "w") as mapping:
@@ -158,6 +210,9 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
     pid = os.fork()
     if pid == 0:
         try:
+            for join in joins:
+                os.write(join, b"0")
+                os.close(join)
             _worker(Path(job), seconds, memory_mb, confine, namespaces, me)
         except BaseException as error:  # a step of the setup failed: say which, where the grader reads it
             try:
@@ -167,6 +222,8 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
                 pass
         finally:
             os._exit(SETUP_FAILED)
+    for join in joins:
+        os.close(join)
     deadline = time.monotonic() + seconds
     status, over = None, ""
     while True:
@@ -503,17 +560,23 @@ def _file_rights() -> int:
     return confinement.EXECUTE | confinement.WRITE_FILE | confinement.READ_FILE | confinement.TRUNCATE | confinement.IOCTL_DEV
 
 
+def filter_program(machine: str, namespaces: bool) -> list[tuple[int, int, int, int]]:
+    """course.confinement's filter; without namespaces (so no read-only mounts and no IPC namespace),
+    every call that changes a file's mode or times is refused as well (nothing the grading does needs
+    one: the drivers write their files, never copy them with their metadata), and every System V IPC
+    and POSIX message queue call (IPC_CALLS)."""
+    arch, socket_number, refused, mode_calls = confinement.SECCOMP_ARCHES[machine]
+    if not namespaces:
+        refused = (*refused, *confinement.METADATA_CALLS[machine], *IPC_CALLS[machine])
+    return confinement.seccomp_program(arch, socket_number, refused, mode_calls, confinement.PREALLOCATE_CALLS[machine])
+
+
 def _seccomp(refuse_metadata: bool = False) -> None:
-    """course.confinement's filter; with ``refuse_metadata`` (no mount namespace, so no read-only mounts),
-    every call that changes a file's mode or times is refused as well: nothing the grading does needs
-    one (the drivers write their files, never copy them with their metadata)."""
+    """The filter on this process; ``refuse_metadata``: no namespaces could be made (filter_program)."""
     machine = os.uname().machine
     if machine not in confinement.SECCOMP_ARCHES:
         return
-    arch, socket_number, refused, mode_calls = confinement.SECCOMP_ARCHES[machine]
-    if refuse_metadata:
-        refused = (*refused, *confinement.METADATA_CALLS[machine])
-    program = confinement.seccomp_program(arch, socket_number, refused, mode_calls, confinement.PREALLOCATE_CALLS[machine])
+    program = filter_program(machine, namespaces=not refuse_metadata)
 
     class Filter(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
