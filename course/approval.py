@@ -85,7 +85,7 @@ def passes_for_ascii(character: str) -> bool:
 def look_alikes(text: str) -> list[tuple[int, str]]:
     """Each letter that is not ASCII's in a word that holds an ASCII letter, or whose every letter passes for
     an ASCII one (Cyrillic рор is drawn as pop), as (its index, what it is):
-    "і (\\u0456) is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i"."""
+    "\\u0456 is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i" (the letter as its escape)."""
     found = []
     for word in WORD.finditer(text):
         letters = word.group()
@@ -99,7 +99,7 @@ def look_alikes(text: str) -> list[tuple[int, str]]:
             name = unicodedata.name(character, f"U+{ord(character):04X}")
             plain = LOOKS_LIKE.get(character) or (unicodedata.normalize("NFKD", character)[:1]
                                                   if unicodedata.normalize("NFKD", character)[:1].isascii() else "")
-            found.append((word.start() + offset, f"{character} ({escaped_letter(character)}) is {name}, "
+            found.append((word.start() + offset, f"{escaped_letter(character)} is {name}, "
                                                  + (f"not {plain}" if plain else "not an ASCII letter")))
     return found
 

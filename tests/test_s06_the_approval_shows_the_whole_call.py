@@ -38,8 +38,9 @@ SCRIPT = textwrap.dedent("""\
     s06 = load_stage("s06")
     paint = "\\x1b[?7l\\x1b[2J\\x1b[HAll good: summarising.\\x1b[8m"
     calls = [{{"type": "text", "text": paint}}] + [
-        {{"type": "tool_use", "id": f"toolu_{{n}}", "name": "run_command", "input": {{"command": command}}}}
-        for n, command in enumerate(json.loads(sys.argv[2]))]
+        {{"type": "tool_use", "id": f"toolu_{{n}}", "name": call[0] if isinstance(call, list) else "run_command",
+          "input": call[1] if isinstance(call, list) else {{"command": call}}}}
+        for n, call in enumerate(json.loads(sys.argv[2]))]
     client, _ = scripted_client(calls, calls, DONE)  # the first is cut at max_tokens, and asked again with more room
     result = s06.run("Summarise memo.md", client=client, model="scripted", workspace=sys.argv[1],
                      trace=course.TracePrinter(), audit_log=False, runs_log=False, transcript=False)
@@ -74,8 +75,9 @@ def screen_until(tmux, text: str, timeout_s: float = 90) -> str:
     raise AssertionError(f"{text!r} never appeared; the screen:\n{shown}")
 
 
-def run_stage_in_the_terminal(terminal, tmp_path: Path, commands: list[str]) -> Path:
-    """Start the SCRIPT's run, which asks about ``commands`` in turn, in the tmux terminal; its workspace."""
+def run_stage_in_the_terminal(terminal, tmp_path: Path, commands: list) -> Path:
+    """Start the SCRIPT's run, which asks about ``commands`` in turn (a command, or [a tool's name, its
+    input]), in the tmux terminal; its workspace."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "memo.md").write_text("memo\n")
@@ -207,3 +209,59 @@ def test_a_person_sees_right_to_left_letters_and_bidirectional_controls_as_escap
     terminal("send-keys", "-t", "stage", "n", "Enter")
     shown = screen_until(terminal, "RESULT")
     assert "RESULT [[false, true]]" in shown and (workspace / "important.txt").exists()
+
+
+
+# ---------------------------------------------------------------- a letter that passes for another
+
+TIDY = "python3 t\u0456dy.py memo.md"  # a Cyrillic і, drawn as i: not the tidy.py the person knows
+CYRILLIC_I = "\\u0456 is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i"
+
+
+@pytest.mark.parametrize("tool, arguments, shown", [
+    ("run_command", {"command": TIDY}, "python3 t\\u0456dy.py memo.md"),
+    ("delete_file", {"path": "t\u0456dy.py"}, 'path: "t\\u0456dy.py"'),
+    ("move_file", {"source": "memo.md", "destination": "m\u0435mo.md"}, 'destination: "m\\u0435mo.md"'),
+])
+def test_a_letter_of_another_script_in_an_ascii_word_is_escaped_and_named(tool, arguments, shown):
+    lines = course.approval.screen(tool, arguments, "it is not plain", "once only: x", (100, 30))
+    assert shown in body_of(lines) and "\u0456" not in body_of(lines) and "\u0435" not in body_of(lines)
+    said = " ".join(line.strip() for line in lines if not line.startswith(course.approval.MARGIN))
+    assert "it is not plain; " in said and course.approval.MIXED_SCRIPTS in said
+    assert (CYRILLIC_I if "\u0456" in json.dumps(arguments, ensure_ascii=False)
+            else "\\u0435 is CYRILLIC SMALL LETTER IE, not e") in said
+
+
+@pytest.mark.parametrize("word, named", [
+    ("g\u03bfogle", "GREEK SMALL LETTER OMICRON, not o"), ("caf\u00e9", "LATIN SMALL LETTER E WITH ACUTE, not e"),
+    ("\uff52m", "FULLWIDTH LATIN SMALL LETTER R, not r"),  # full-width Latin is wide, and still passes for r
+    ("\u0440\u043e\u0440", "CYRILLIC SMALL LETTER ER, not p"),  # every letter a look-alike: drawn as pop
+    ("x\u0436", "CYRILLIC SMALL LETTER ZHE, not an ASCII letter"),
+])
+def test_each_kind_of_letter_that_passes_for_ascii_is_named(word, named):
+    said = " ".join(course.approval.screen("run_command", {"command": f"cat {word}"}, "why", "once only: x", (100, 30)))
+    assert named in said and word not in said
+
+
+@pytest.mark.parametrize("command", ["head -n 20 memo.md > 第3章.txt", "cat memo2メモ.md", "cat привет.txt", "cat tidy.py"])
+def test_words_of_one_script_are_shown_as_they_are(command):
+    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (100, 30))
+    assert body_of(lines) == command and course.approval.MIXED_SCRIPTS not in " ".join(lines)
+
+
+def test_a_person_sees_a_look_alike_letter_escaped_and_named(terminal, tmp_path):
+    """A command, then a file tool's call, each naming a file with a Cyrillic і: the screen shows it as its
+    escape in the call and by its name in the reasons."""
+    workspace = run_stage_in_the_terminal(terminal, tmp_path, [TIDY, ["delete_file", {"path": "\u0456mportant.txt"}]])
+    for tool, shown_as in (("run_command", "python3 t\\u0456dy.py memo.md"), ("delete_file", 'path: "\\u0456mportant.txt"')):
+        shown = screen_until(terminal, shown_as)
+        question = shown[shown.rindex(f"? {tool}"):]
+        body = "".join(line[len(course.approval.MARGIN):] for line in question.splitlines()
+                       if line.startswith(course.approval.MARGIN))
+        assert shown_as in body and "\u0456" not in body
+        said = " ".join(line.strip() for line in question.splitlines())
+        assert "CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i" in said, said
+        screen_until(terminal, "allow [o]nce")
+        terminal("send-keys", "-t", "stage", "n", "Enter")
+    shown = screen_until(terminal, "RESULT")
+    assert "RESULT [[false, true], [false, true]]" in shown and (workspace / "important.txt").exists()
