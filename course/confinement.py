@@ -248,6 +248,9 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     clean = _clean_environment(environment, workspace)
     protected = paths.protected_entries(workspace)  # .git and the rest: read-only while it runs
     before = _before_without_what_was_left(workspace, protected)
+    # A folder bound read-only could not change: the sweep of modes does not go into it.
+    unchanged = {path for path in protected if os.path.isdir(path) and not os.path.islink(path)} if probe().available else set()
+    modes = _modes_before(workspace, unchanged)
     # The harness's own files are hidden whatever the caller hides: a transcript read is a history leaked.
     hidden = [*hidden, *paths.inside(workspace, paths.harness_files())]
     if not LINUX:
@@ -256,6 +259,10 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
         finished = _run_supervised(command, workspace, hidden=hidden, timeout_s=timeout_s, output_cap=output_cap,
                                    environment=clean, confine=probe().available,
                                    read_only=paths.read_only_mounts(workspace, protected))
+    # First, so that it is done even when what follows fails closed (LeftBehind).
+    said = _sweep_modes(workspace, modes, unchanged)
+    if said:
+        finished = dataclasses.replace(finished, output=finished.output + "".join(f"\n[{line}]" for line in said))
     # A protected path that did not exist had no entry to mount over: one the command made is removed,
     # now that none of its processes is left to use it, before anything else can run what it holds.
     removed = paths.remove_new_protected(workspace, before)
@@ -267,6 +274,130 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
                 "startup files, Python's startup files, or a module named like one Python imports]")
         finished = dataclasses.replace(finished, output=finished.output + note, removed=tuple(removed))
     return finished
+
+
+# ---------------------------------------------------------------- modes: what the command opens to others
+
+# A file's mode outlives the command and reaches every user of the machine. Two things a command could
+# leave, neither of which Landlock governs: a set-user-id or set-group-id file (the filter refuses the
+# calls that set those bits, but a file may get them some other way: a hard link, a copy made with
+# its mode, the harness writing as root with CAP_FSETID), which any user then runs with the owner's
+# rights outside the confinement; and an entry others may write (`chmod 1777 .`, `chmod 666 notes.txt`),
+# where any local user can then plant what the next command or the user runs. So commands run with
+# umask 022 at least (what they create is not others' to write), and after each one, in one walk of
+# the workspace (links not followed): the set-id bits are taken off every regular file that has them,
+# unless the file has a name the walk did not find (a hard link, made before, to a file outside: the
+# system's /usr/bin/passwd keeps its bit; this is said), the workspace folder gets back the mode it had
+# before, and others' write bit comes off every entry that gained it while the command ran. Whether an
+# entry gained it: its last change (ctime, which only the kernel sets, to its coarse clock, never
+# earlier than when the command started) is not before the command started, and it was not open to
+# others, by the same path and inode, at the last look (the previous sweep, or a walk before the first
+# command in a workspace; an entry changed by anyone else in between is taken as gained: the sweep errs
+# towards closing). Sources: man 7 inode (S_ISUID, S_ISGID, S_IWOTH; the kernel clears set-id bits on
+# a write only without CAP_FSETID), man 2 umask, and systemd's RestrictSUIDSGID= (systemd.exec(5)).
+SET_ID_BITS_NOTE = "set-user-id and set-group-id bits taken off (a file of the workspace never keeps them)"
+OTHERS_WRITE = stat.S_IWOTH
+CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # the clock the kernel stamps ctime with (uapi/linux/time.h)
+CLOCK_MARGIN_NS = 1_000_000_000  # a clock stepped back a little does not hide a change
+
+# What others could write at the last look, per workspace: {(path, device, inode)}.
+_open_to_others: dict[str, frozenset[tuple[str, int, int]]] = {}
+
+
+@dataclass(frozen=True)
+class _Modes:
+    folder: tuple[int, int, int]  # the workspace folder's (device, inode, mode) before the command
+    started_ns: int  # a change stamped at or after this came from the command (or from someone meanwhile)
+    open_before: frozenset[tuple[str, int, int]]
+
+
+def _modes_before(workspace: Path, unchanged: set[str]) -> _Modes:
+    found = os.lstat(workspace)
+    open_before = _open_to_others.get(str(workspace))
+    if open_before is None:
+        open_before = frozenset((str(path), entry.st_dev, entry.st_ino) for path, entry in _walk_modes(workspace, unchanged)
+                                if entry.st_mode & OTHERS_WRITE)
+    started = time.clock_gettime_ns(CLOCK_REALTIME_COARSE) if LINUX else time.time_ns()
+    return _Modes((found.st_dev, found.st_ino, stat.S_IMODE(found.st_mode)), started - CLOCK_MARGIN_NS, open_before)
+
+
+def _walk_modes(workspace: Path, unchanged: set[str]):
+    """(path, lstat) of every entry of the workspace that is not a link and that others can write or
+    that is set-id (not going into a folder of ``unchanged``)."""
+    for path, _ in paths.entries_under(workspace, skip=lambda folder: str(folder) in unchanged):
+        try:
+            found = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISLNK(found.st_mode) and found.st_mode & (OTHERS_WRITE | SET_ID_BITS):
+            yield path, found
+
+
+def _sweep_modes(workspace: Path, before: _Modes, unchanged: set[str]) -> list[str]:
+    """After a command (none of its processes left): what the comment above says, in one walk; at
+    most four lines for the command's result, none when there was nothing to do."""
+    opened, cleared, kept_set_id, failed, folder = [], [], [], [], ""
+    device, inode, mode = before.folder
+    try:
+        now = os.lstat(workspace)
+        if (now.st_dev, now.st_ino) == (device, inode) and stat.S_IMODE(now.st_mode) != mode:
+            _set_mode(workspace, (device, inode), mode)
+            folder = f"the workspace folder's mode put back from {stat.S_IMODE(now.st_mode):o} to {mode:o}"
+    except OSError as error:
+        failed.append(f"the workspace folder ({error.strerror})")
+    still_open, set_id = set(), {}
+    for path, found in _walk_modes(workspace, unchanged):
+        name = repr(str(path.relative_to(workspace)))  # repr: a name's control characters escaped
+        key = (str(path), found.st_dev, found.st_ino)
+        if found.st_mode & OTHERS_WRITE:
+            if found.st_ctime_ns >= before.started_ns and key not in before.open_before:
+                try:
+                    _set_mode(path, key[1:], stat.S_IMODE(found.st_mode) & ~OTHERS_WRITE)
+                    opened.append(name)
+                except OSError as error:
+                    failed.append(f"{name} ({error.strerror})")
+                    still_open.add(key)
+            else:
+                still_open.add(key)
+        if stat.S_ISREG(found.st_mode) and found.st_mode & SET_ID_BITS:
+            set_id.setdefault(key[1:], []).append((path, name, found.st_nlink))
+    # Every name of a set-id file is set-id too, so the walk found each one inside the workspace.
+    for identity, names in set_id.items():
+        shown = ", ".join(name for _, name, _ in names)
+        if len(names) < names[0][2]:
+            kept_set_id.append(shown)
+            continue
+        try:
+            _set_mode(names[0][0], identity, stat.S_IMODE(os.lstat(names[0][0]).st_mode) & ~SET_ID_BITS)
+            cleared.append(shown)
+        except OSError as error:
+            failed.append(f"{shown} ({error.strerror})")
+    _open_to_others[str(workspace)] = frozenset(still_open)
+    said = []
+    if cleared:
+        said.append(f"{SET_ID_BITS_NOTE}: {_few(cleared)}")
+    if kept_set_id:
+        said.append(f"set-id bits left on {_few(kept_set_id)}: the file has a name outside the workspace "
+                    "(a hard link made before), whose mode is not the command's to change")
+    if folder or opened:
+        taken = f"others' write permission taken off what the command opened to every user: {_few(opened)}"
+        said.append("; ".join(part for part in (folder, taken if opened else "") if part))
+    if failed:
+        said.append(f"could not take set-id or others' write bits off {_few(failed)}")
+    return said
+
+
+def _set_mode(path: Path, identity: tuple[int, int], mode: int) -> None:
+    """chmod the entry the walk saw, and no other: no process of the command is left to swap it, and a
+    link is never followed (the look just before says it is not one)."""
+    found = os.lstat(path)
+    if (found.st_dev, found.st_ino) != tuple(identity) or stat.S_ISLNK(found.st_mode):
+        raise OSError(errno.ESTALE, "it changed while it was looked at")
+    os.chmod(path, mode)
+
+
+def _few(names: list[str], most: int = 10) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most:,} more" if len(names) > most else "")
 
 
 def _before_without_what_was_left(workspace: Path, protected: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
@@ -401,7 +532,8 @@ def _run_plain(command, workspace, timeout_s, output_cap, environment) -> Finish
         process = subprocess.Popen(["/bin/sh", "-c", command], cwd=workspace, env=environment,
                                    stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
                                    start_new_session=True,
-                                   preexec_fn=lambda: _set_limits(output_cap * 50, timeout_s, False, strict=False))
+                                   preexec_fn=lambda: (_narrow_umask(), _set_limits(output_cap * 50, timeout_s, False,
+                                                                                    strict=False)))
         try:
             code, timed_out = process.wait(timeout=timeout_s), False
         except subprocess.TimeoutExpired:
@@ -612,6 +744,7 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
             _join(group)
         step = "cannot enter the workspace"
         os.chdir(plan.workspace)
+        _narrow_umask()
         if plan.confine:
             step = "cannot create a user and mount namespace (unprivileged user namespaces disabled?)"
             _enter_namespaces()
@@ -644,6 +777,11 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         os.write(setup_fd, f"{step}: {error}".replace("\n", " ").encode())
     finally:
         os._exit(127)
+
+
+def _narrow_umask() -> None:
+    """What the command makes is not others' to write: umask 022 added to the user's, never wider."""
+    os.umask(os.umask(0o022) | 0o022)
 
 
 def _set_limits(file_size: int, timeout_s: float, in_own_user_namespace: bool, strict: bool = True) -> None:
@@ -1171,25 +1309,42 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
 # mount there is read-only (read_only_but). Numbers: the kernel's
 # syscall_64.tbl and the generic table (include/uapi/asm-generic/unistd.h), fchmodat2 452,
 # setxattrat 463, removexattrat 466 shared by both.
+# A mode is given when a file is made too, and the kernel keeps its set-id bits: one approved
+# `os.open("tool", O_CREAT | O_WRONLY, 0o4755)` made a set-user-id file, which the harness (root, with
+# CAP_FSETID, which keeps the bits on a write) then filled with what the model wrote. So the calls that
+# make a file are read as chmod is: open and openat when their flags ask for a new file (O_CREAT or
+# O_TMPFILE's __O_TMPFILE bit, 0o100 and 0o20000000 on both architectures: without them the kernel
+# ignores the mode, and a program may leave anything there), creat, mknod and mknodat always. openat2
+# passes its mode in a struct, which a seccomp filter cannot read: it fails as not implemented (ENOSYS),
+# the answer of a kernel before 5.6, so that a program that tries it first falls back to openat, which
+# is read (glibc's open() calls openat, never openat2); systemd's RestrictSUIDSGID= does the same
+# (https://github.com/systemd/systemd/pull/18342, src/shared/seccomp-util.c).
 # AUDIT_ARCH_*, __NR_socket, then the refused calls: io_uring_setup, _enter, _register (425-427 in the
 # table both architectures share for new calls), the owner and extended-attribute calls, add_key,
-# request_key, keyctl (last: _join_fresh_session_keyring reads it there); then the mode calls, each with
-# the index of its mode argument.
+# request_key, keyctl (last: _join_fresh_session_keyring reads it there); then the calls that set a mode,
+# each as (number, index of its mode argument), (number, index of its mode, index of the flags that say
+# whether a file is made), or (number, None) for a mode the filter cannot read. x86_64: chmod 90, fchmod
+# 91, fchmodat 268, fchmodat2 452, open 2, creat 85, openat 257, mknod 133, mknodat 259, openat2 437
+# (arch/x86/entry/syscalls/syscall_64.tbl); aarch64: fchmod 52, fchmodat 53, fchmodat2 452, openat 56,
+# mknodat 33, openat2 437 (include/uapi/asm-generic/unistd.h), with their arguments as man 2 open,
+# man 2 mknod and man 2 chmod give them.
 SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466,
                                               248, 249, 250),
-                             ((90, 1), (91, 1), (268, 2), (452, 2))),
+                             ((90, 1), (91, 1), (268, 2), (452, 2),
+                              (2, 2, 1), (85, 1), (257, 3, 2), (133, 1), (259, 2), (437, None))),
                   "aarch64": (0xC00000B7, 198, (425, 426, 427, 54, 55, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219),
-                              ((52, 1), (53, 2), (452, 2)))}
+                              ((52, 1), (53, 2), (452, 2), (56, 3, 2), (33, 2), (437, None)))}
 # The calls that change a file's mode or times, refused outright where no mount namespace can make the
 # files outside read-only (the grading child without namespaces): x86_64's chmod, fchmod, fchmodat, utime,
 # utimes, futimesat, utimensat, fchmodat2; aarch64 has only fchmod, fchmodat, utimensat and fchmodat2.
 METADATA_CALLS = {"x86_64": (90, 91, 268, 132, 235, 261, 280, 452), "aarch64": (52, 53, 88, 452)}
 SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID: a mode call that sets either is refused
+MAKES_A_FILE = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (include/uapi/asm-generic/fcntl.h; x86_64 and arm64 keep both)
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, X32_SYSCALL_BIT = 22, 2, 0x40000000
 AF_INET, AF_UNIX, AF_INET6, AF_VSOCK = 2, 1, 10, 40
 SOCKET_FAMILIES = (AF_INET, AF_INET6)  # the only families socket() may make
 RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
-RET_EOPNOTSUPP = 0x00050000 | errno.EOPNOTSUPP
+RET_EOPNOTSUPP, RET_ENOSYS = 0x00050000 | errno.EOPNOTSUPP, 0x00050000 | errno.ENOSYS
 # fallocate(2) reserves blocks in one call without writing them, and with FALLOC_FL_KEEP_SIZE without
 # growing the file, so neither RLIMIT_FSIZE nor a watch of the disk a few times a second bounds it. It
 # fails as unsupported, the answer of a file system without it: glibc's posix_fallocate then writes the
@@ -1209,15 +1364,17 @@ class _SockFprog(ctypes.Structure):
 
 
 def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
-                    mode_calls: Sequence[tuple[int, int]] = (),
+                    mode_calls: Sequence[tuple] = (),
                     unsupported: Sequence[int] = ()) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
     architecture (or x32) is refused; each call in ``refused`` is refused; each call of ``unsupported``
-    fails as one the file system does not support (EOPNOTSUPP); each call of ``mode_calls``
-    (number, index of its mode argument) is refused when the mode sets a bit of SET_ID_BITS; socket() is
-    allowed for the families of SOCKET_FAMILIES only. Everything else is allowed. A jump counts the
-    instructions it skips, so jumps name their targets and the offsets are worked out at the end."""
-    ALLOW, REFUSE, UNSUPPORTED = "allow", "refuse", "unsupported"
+    fails as one the file system does not support (EOPNOTSUPP); each call of ``mode_calls`` (number,
+    index of its mode argument[, index of its flags]) is refused when the mode sets a bit of SET_ID_BITS
+    (with flags: only when they make a file, MAKES_A_FILE), and one given as (number, None) fails as not
+    implemented (ENOSYS); socket() is allowed for the families of SOCKET_FAMILIES only. Everything else
+    is allowed. A jump counts the instructions it skips, so jumps name their targets and the offsets are
+    worked out at the end."""
+    ALLOW, REFUSE, UNSUPPORTED, NOT_IMPLEMENTED = "allow", "refuse", "unsupported", "not implemented"
     program = [(LOAD_WORD, 0, 0, 4),                     # the architecture
                (JUMP_EQUAL, 1, 0, arch),                 # ours: skip the next
                (RETURN, 0, 0, RET_EACCES),               # another one (a 32-bit program): refused
@@ -1225,17 +1382,24 @@ def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
                (JUMP_AT_LEAST, REFUSE, 0, X32_SYSCALL_BIT),  # an x32 call
                *((JUMP_EQUAL, REFUSE, 0, number) for number in refused),
                *((JUMP_EQUAL, UNSUPPORTED, 0, number) for number in unsupported),
-               *((JUMP_EQUAL, ("mode", index), 0, number) for index, (number, _) in enumerate(mode_calls)),
+               *((JUMP_EQUAL, NOT_IMPLEMENTED if call[1] is None else ("mode", index), 0, call[0])
+                 for index, call in enumerate(mode_calls)),
                (JUMP_EQUAL, 0, ALLOW, socket_number),    # not socket(): allowed
                (LOAD_WORD, 0, 0, 16),                    # socket()'s first argument, the family
                *((JUMP_EQUAL, ALLOW, 0, family) for family in SOCKET_FAMILIES),
                (RETURN, 0, 0, RET_EACCES)]               # any other family
     target = {}
-    for index, (_, argument) in enumerate(mode_calls):   # the mode's low word: args[i] at 16 + 8 i
+    for index, (_, argument, *flags) in enumerate(mode_calls):  # each argument's low word: args[i] at 16 + 8 i
+        if argument is None:
+            continue
         target["mode", index] = len(program)
+        if flags:  # no new file asked for: the kernel ignores the mode
+            program += [(LOAD_WORD, 0, 0, 16 + 8 * flags[0]), (AND, 0, 0, MAKES_A_FILE), (JUMP_EQUAL, ALLOW, 0, 0)]
         program += [(LOAD_WORD, 0, 0, 16 + 8 * argument), (AND, 0, 0, SET_ID_BITS), (JUMP_EQUAL, ALLOW, REFUSE, 0)]
-    target[ALLOW], target[REFUSE], target[UNSUPPORTED] = len(program), len(program) + 1, len(program) + 2
-    program += [(RETURN, 0, 0, RET_ALLOW), (RETURN, 0, 0, RET_EACCES), (RETURN, 0, 0, RET_EOPNOTSUPP)]
+    ends = {ALLOW: RET_ALLOW, REFUSE: RET_EACCES, UNSUPPORTED: RET_EOPNOTSUPP, NOT_IMPLEMENTED: RET_ENOSYS}
+    for name, value in ends.items():
+        target[name] = len(program)
+        program.append((RETURN, 0, 0, value))
     return [(code, *(target[jump] - index - 1 if isinstance(jump, (str, tuple)) else jump for jump in (true, false)), value)
             for index, (code, true, false, value) in enumerate(program)]
 

@@ -10,6 +10,8 @@ chapter's last word on what makes the decision trustworthy.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Sequence
 
@@ -60,8 +62,9 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
 def write_file(workspace: Path, path: str, content: str) -> str:
     target = course.paths.resolve(workspace, path)
     course.paths.refuse_odd_file(target, path)  # a named pipe blocks a writer; a hard link may lead out
+    refuse_set_id(target, path)  # the harness may write as root, which keeps a set-user-id bit
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    write_plain_file(target, path, content)
     return f"wrote {len(content)} characters to {path}"
 
 
@@ -90,6 +93,8 @@ def move_file(workspace: Path, source: str, destination: str) -> str:
     origin, target = course.paths.entry(workspace, source), course.paths.entry(workspace, destination)
     if origin.is_dir() and not origin.is_symlink():  # a folder carries files no rule was asked about (.env)
         raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
+    refuse_set_id(origin, source, follow_link=False)  # a set-id program under a name a user would run
+    refuse_set_id(target, destination, follow_link=False)
     target.parent.mkdir(parents=True, exist_ok=True)
     origin.replace(target)
     return f"moved {source} to {destination}"
@@ -99,3 +104,36 @@ def calculate(workspace: Path, expression: str) -> str:
     # Read as a syntax tree, never eval(): numbers and + - * / // % ** only, and no result too big to print.
     return course.calculator(expression)
 # --8<-- [end:tools]
+
+
+# A file's set-user-id and set-group-id bits make whoever runs it run as its owner (man 7 inode). The
+# kernel takes them off when a file is written, but not when the writer holds CAP_FSETID, as the harness
+# does when it runs as root: a set-user-id file a command made, filled by write_file, was a root shell
+# that any user of the machine could run. So the file tools never write to, move or replace such a file
+# (after a command the confinement takes the bits off every file of the workspace: course.confinement),
+# and what write_file makes gets 0o644 (less the umask), which has neither bit nor others' write.
+SET_ID_BITS = stat.S_ISUID | stat.S_ISGID
+NEW_FILE_MODE = 0o644
+
+
+def refuse_set_id(file: Path, path: str, *, follow_link: bool = True) -> None:
+    try:
+        found = file.stat() if follow_link else file.lstat()
+    except OSError:
+        return  # nothing there (yet)
+    if stat.S_ISREG(found.st_mode) and found.st_mode & SET_ID_BITS:
+        raise ToolError("set_id_file", f"{path!r} is set-user-id or set-group-id (mode {stat.S_IMODE(found.st_mode):o}): "
+                                       "whoever runs it runs as its owner", "ask the user to look at this file; "
+                                       "the file tools leave it alone")
+
+
+def write_plain_file(file: Path, path: str, content: str) -> None:
+    """Write ``content`` to ``file``, made with NEW_FILE_MODE if new. The file opened is checked, not
+    only its path: it is refused if it is set-id, and it is truncated only then."""
+    handle = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, NEW_FILE_MODE)
+    with open(handle, "w", encoding="utf-8", closefd=True) as opened:
+        if os.fstat(handle).st_mode & SET_ID_BITS:
+            raise ToolError("set_id_file", f"{path!r} is set-user-id or set-group-id: whoever runs it runs as its owner",
+                            "ask the user to look at this file; the file tools leave it alone")
+        os.ftruncate(handle, 0)
+        opened.write(content)
