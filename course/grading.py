@@ -212,10 +212,18 @@ def read_source(path: Path) -> str:
         raise Refused(f"{path.name}, line {line}: not valid text in its encoding ({error})") from None
 
 
-def read_regular(path: Path, limit: int = 8 << 20) -> bytes:
+# The grader reads and parses each copy itself, outside any confinement, so what a copy may hold is
+# bounded before it is parsed: a stage's largest file is about 40 KB and an answer a few dozen lines, and
+# a parse costs far more memory than its text (a 2 MB list literal took the grader past a gigabyte).
+FILE_LIMIT = 256 << 10    # bytes of one file of a copy
+REGION_LIMIT = 64 << 10   # characters of one exercise region's body
+
+
+def read_regular(path: Path, limit: int = FILE_LIMIT) -> bytes:
     """A copy's file, refused unless it is a regular file of its own: a symbolic link (to the reference
     stage, say) or a device is not the student's work. O_NOFOLLOW refuses a link as the last part of
-    the path, fstat on the opened descriptor the rest (https://man7.org/linux/man-pages/man2/open.2.html)."""
+    the path, fstat on the opened descriptor the rest (https://man7.org/linux/man-pages/man2/open.2.html).
+    A file of more than ``limit`` bytes is refused unread: no stage's file comes near it."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
@@ -226,7 +234,11 @@ def read_regular(path: Path, limit: int = 8 << 20) -> bytes:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise Refused(f"{path.name} is not a regular file")
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(limit)
+            data = handle.read(limit + 1)  # the file may still be growing: its size is what was read
+        if len(data) > limit:
+            size = max(os.fstat(descriptor).st_size, len(data))
+            raise Refused(f"{path.name} is {size:,} bytes: more than a stage's file could need ({limit // 1024} KB); not graded")
+        return data
     finally:
         os.close(descriptor)
 
@@ -238,6 +250,28 @@ def _not_a_link(path: Path, what: str) -> None:
         return
     if stat.S_ISLNK(mode):
         raise Refused(f"{what} {path} is a symbolic link: hand in the folder itself")
+
+
+def _refuse_long_regions(name: str, lines: list[str], handed_out: int) -> None:
+    """Each region's body is at most REGION_LIMIT characters, measured between the marker lines as text
+    (find_regions, which parses the file, then checks that the markers are the regions), and what lies
+    outside them not much longer than the file handed out (``handed_out`` characters, its stubs included)."""
+    opened, length, outside = None, 0, 0
+    for line in lines:
+        if closing := exercises.CLOSING.fullmatch(line.rstrip("\r\n")):
+            if opened and length > REGION_LIMIT:
+                raise Refused(f"{name}: exercise {closing['number']} is {length:,} characters long, more than an "
+                              f"answer could need ({REGION_LIMIT // 1024} KB); not graded")
+            opened = None
+        elif exercises.OPENING.fullmatch(line.rstrip("\r\n")):
+            opened, length = line, 0
+        elif opened:
+            length += len(line)
+        else:
+            outside += len(line)
+    if outside > handed_out + REGION_LIMIT:
+        raise Refused(f"{name} was changed outside its exercise regions: {outside:,} characters there, "
+                      f"{handed_out:,} in the file as handed out; only the code between the markers is yours")
 
 
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
@@ -272,6 +306,8 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
                 continue
             raise Refused(f"{name} is missing from the copy")
         source = read_source(path)
+        lines = source.splitlines(keepends=True)
+        _refuse_long_regions(name, lines, len(stub))  # before the parse, which costs many times the text
         regions = exercises.find_regions(source, name)
         expected = {(region.number, region.title) for region in exercises.find_regions(stub, name)}
         if {(region.number, region.title) for region in regions} != expected:
@@ -285,7 +321,6 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
                           "only the code between the markers is yours (or the course changed since the copy was made: grade it "
                           "with the version it was made from)",
                           "\n".join(escape_terminal_controls(line) for line in diff[:40]))
-        lines = source.splitlines(keepends=True)
         stub_lines = {region.number: region.stub(stage) for region in regions}
         for region in regions:
             text = "".join(lines[region.start:region.end - 1])

@@ -205,3 +205,11 @@ def test_a_region_too_long_to_be_an_answer_is_refused(tmp_path):
     copy = make_copy(tmp_path / "long" / "s03", "s03", {1: "x = [" + "1," * 40_000 + "]\nreturn None"})
     with pytest.raises(grading.Refused, match=r"exercise 1 .*80,0\d\d characters"):
         grading.read_copy("s03", copy)
+
+
+def test_a_file_swollen_outside_its_regions_is_refused_before_it_is_parsed(tmp_path):
+    copy = make_copy(tmp_path / "outside" / "s03", "s03", solved=(1,))
+    agent = copy / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8") + "X = [" + "1," * 60_000 + "]\n", encoding="utf-8")
+    with pytest.raises(grading.Refused, match=r"agent.py was changed outside its exercise regions: 1\d\d,\d\d\d characters"):
+        grading.read_copy("s03", copy)
