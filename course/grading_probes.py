@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 import types
 from dataclasses import dataclass, field
@@ -643,30 +644,36 @@ class S03NoProgress:
         return None
 
 
-@probe("s03", 3, uses_reference=False, module="extension", groups=("a cycle of 2", "a cycle of 3"))
+# The exercise asks for a cycle of any length of 2 or more: each group holds a short cycle (2 or 3 calls)
+# and a longer one drawn from 4 to 7, each found and each missed, so neither a constant nor a check
+# written for the short lengths only passes a group.
+@probe("s03", 3, uses_reference=False, module="extension",
+       groups=("a cycle of 2 and a longer one", "a cycle of 3 and a longer one"))
 class S03Cycling:
     def cases(rng):
         cases = []
         rounds = rng.randint(2, 4)
+        longer = rng.sample(range(4, 8), 2)
 
         def call():
             return [word(rng), json.dumps({"path": filename(rng)})]
-        for period in (2, 3):
-            cycle = [call() for _ in range(period)]
-            prefix = [call() for _ in range(rng.randint(0, 3))]
-            group = f"a cycle of {period}"  # a cycle found and a near miss in each group: a constant passes none
-            cases.append(Case(f"a cycle of {period} calls, {rounds} rounds", group,
-                              {"calls": prefix + cycle * rounds, "rounds": rounds}, True))
-            cases.append(Case(f"a cycle of {period} calls, {rounds - 1} rounds", group,
-                              {"calls": prefix + cycle * (rounds - 1), "rounds": rounds}, False))
-            broken = cycle * rounds
-            broken[-1] = call()
-            cases.append(Case(f"a cycle of {period} broken on its last call", group,
-                              {"calls": broken, "rounds": rounds}, False))
+        for short, long in zip((2, 3), longer):
+            group = f"a cycle of {short} and a longer one"
+            for period in (short, long):
+                cycle = [call() for _ in range(period)]
+                prefix = [call() for _ in range(rng.randint(0, 3))]
+                cases.append(Case(f"a cycle of {period} calls, {rounds} rounds", group,
+                                  {"calls": prefix + cycle * rounds, "rounds": rounds}, True))
+                cases.append(Case(f"a cycle of {period} calls, {rounds - 1} rounds", group,
+                                  {"calls": prefix + cycle * (rounds - 1), "rounds": rounds}, False))
+                broken = cycle * rounds
+                broken[-1] = call()
+                cases.append(Case(f"a cycle of {period} broken on its last call", group,
+                                  {"calls": broken, "rounds": rounds}, False))
         same_call = call()
-        cases.append(Case(f"one call {rounds * 2} times (a repeat, not a cycle)", "a cycle of 2",
+        cases.append(Case(f"one call {rounds * 2} times (a repeat, not a cycle)", "a cycle of 2 and a longer one",
                           {"calls": [same_call] * (rounds * 2), "rounds": rounds}, False))
-        cases.append(Case("no calls", "a cycle of 3", {"calls": [], "rounds": rounds}, False))
+        cases.append(Case("no calls", "a cycle of 3 and a longer one", {"calls": [], "rounds": rounds}, False))
         return cases
 
     def drive(module, params, work):
@@ -790,12 +797,32 @@ class S04Cut:
 
 
 # Each group holds values to accept and values to refuse: an answer that always refuses (or always
-# accepts) passes no group.
+# accepts) passes no group. The values refused are of each type the exercise names (list, str, int) and
+# of others drawn from the seed (float, bool, None, as JSON text or as they are), and a refusal must name
+# the type received and no other: a message that names every type names none of them.
+REFUSED_TYPES = ("list", "int", "float", "bool", "NoneType")  # str may be named anywhere: what came was text
+NAMED = {"NoneType": ("NoneType", "None")}  # how a message may name a type (its __name__, or as written)
+
+
+def json_scalar(rng: random.Random) -> tuple[str, str]:
+    """(JSON text of a value that is no object, its type's name)."""
+    return rng.choice([(str(rng.randint(1, 99)), "int"), (f"{rng.randint(1, 99)}.{rng.randint(1, 9)}", "float"),
+                       ("true", "bool"), ("false", "bool"), ("null", "NoneType")])
+
+
+def python_value(rng: random.Random):
+    """A value that is neither an object nor text, and its type's name."""
+    return rng.choice([(rng.randint(1, 99) / 4, "float"), (rng.choice([True, False]), "bool"), (None, "NoneType"),
+                       ([word(rng), word(rng)], "list")])
+
+
 @probe("s04", 3, uses_reference=False, module="extension", groups=("JSON text", "other values"))
 class S04Arguments:
     def cases(rng):
         values = {word(rng): rng.choice([text(rng, 2), rng.randint(0, 999), True]) for _ in range(rng.randint(1, 3))}
         encoded = json.dumps(values)
+        scalar, scalar_type = json_scalar(rng)
+        value, value_type = python_value(rng)
         return [
             Case("an object", "other values", {"arguments": values}, values),
             Case("the object as JSON text", "JSON text", {"arguments": encoded}, values),
@@ -803,7 +830,9 @@ class S04Arguments:
             Case("the JSON text in a ```json fence", "other values", {"arguments": f"```json\n{encoded}\n```"}, values),
             Case("a JSON list", "JSON text", {"arguments": json.dumps(list(values))}, "list"),
             Case("text that is not JSON", "JSON text", {"arguments": f"path={word(rng)}"}, "str"),
+            Case(f"the JSON text {scalar}", "JSON text", {"arguments": scalar}, scalar_type),
             Case("a number", "other values", {"arguments": rng.randint(1, 99)}, "int"),
+            Case(f"a {value_type} value", "other values", {"arguments": value}, value_type),
         ]
 
     def drive(module, params, work):
@@ -821,8 +850,13 @@ class S04Arguments:
             return same(got.get("value", got), case.expected)
         if "refused" not in got:
             return f"expected a ValueError, got {shown(got)}"
-        if case.expected not in got["refused"] or "object" not in got["refused"]:
-            return f"the ValueError should say an object was expected and name the type received ({case.expected}): got {shown(got['refused'])}"
+        message = got["refused"]
+        others = [name for name in REFUSED_TYPES if name != case.expected
+                  and any(re.search(rf"\b{spelling}\b", message) for spelling in NAMED.get(name, (name,)))]
+        if (not any(spelling in message for spelling in NAMED.get(case.expected, (case.expected,)))
+                or "object" not in message or others):
+            return (f"the ValueError should say an object was expected and name the type received ({case.expected}), "
+                    f"and no other: got {shown(message)}")
         return None
 
 

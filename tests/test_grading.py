@@ -382,12 +382,35 @@ WRONG = {
         if problems:
             raise ToolError("invalid_arguments", "; ".join(problems), f"{name} takes {course.describe_parameters(SCHEMAS[name])}")"""},
      {1: "closest"}),
+    # s03 extension: cycles of the two lengths the chapter shows, and no other
+    "cycles of 2 and 3 only": ("s03", {3: """
+        for period in (2, 3):
+            tail = calls[len(calls) - period * rounds:]
+            if len(tail) == period * rounds and len(set(tail[:period])) > 1 and all(
+                    tail[i] == tail[i % period] for i in range(len(tail))):
+                return True
+        return False"""}, {3: "expected True"}),
+    # s04 extension: right on what it accepts; its refusal names every type the exercise lists, whatever came
+    "a refusal that names every type": ("s04", {3: """
+        value = arguments
+        if isinstance(arguments, str):
+            text = arguments.strip()
+            fenced = re.fullmatch(r"```(?:json)?\\s*(.*?)\\s*```", text, re.DOTALL)
+            try:
+                value = json.loads(fenced.group(1) if fenced else text)
+            except ValueError:
+                value = arguments
+        if isinstance(value, dict):
+            return value
+        raise ValueError("the arguments must be a JSON object, not a list, str or int")"""}, {3: "and no other"}),
     # s06 extension: the string prefix (the chapter's CVE class), with a special case for one sibling name
     "a string-prefix path check": ("s06", {3: """
         if path.startswith(folder + "-evil"):
             return False
         return path.startswith(folder)"""}, {3: "sibling"}),
 }
+
+SCORE_NOTHING = {"cycles of 2 and 3 only", "a refusal that names every type"}
 
 # Answers that compute nothing: each must earn no part of its exercise's points (every group of cases
 # holds both answers, so a constant passes none), and each says why it failed.
@@ -486,6 +509,8 @@ def test_a_wrong_solution_fails_its_exercise_saying_what_is_wrong(graded, name):
     for number, hint in failing.items():
         result = next(r for r in grade.results if r.exercise.number == number)
         assert not result.passed and hint in result.reason, result.reason
+        if name in SCORE_NOTHING:  # right on some groups only by luck of the lengths or types drawn: never
+            assert result.points == 0, grading.scorecard(grade, whole=True)
 
 
 @needs_confinement
