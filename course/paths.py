@@ -252,8 +252,8 @@ def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | N
     if seen is not None:
         seen |= known - {None}
         known = seen
-    covered = found + [path for path in others if _another_name_of_a_secret(path, secrets, known)
-                       or key_sniffed_under(root, path) and holds_private_key(path)]  # a key, by what it holds
+    top = len(str(root)) + 1
+    covered = found + [path for path in others if _another_name_of_a_secret(path, secrets, known, str(path)[top:])]
     # A link a rule covers (.aws, leading to dotfiles/aws) makes what it leads to a secret too.
     covered += [Path(os.path.realpath(path)) for path in found if path.is_symlink()
                 and Path(os.path.realpath(path)).is_relative_to(root) and Path(os.path.realpath(path)) != root]
@@ -286,20 +286,22 @@ KEY_SNIFF_SKIPPED = frozenset({"node_modules", "site-packages", "dist-packages",
 _key_sniffed: dict[tuple[int, int, int, int, int], bool] = {}
 
 
-def key_sniffed_under(root: Path, path: Path) -> bool:
-    """Whether a walk of ``root`` looks into ``path`` for a private key: not in a KEY_SNIFF_SKIPPED tree
-    (a folder named objects only inside .git)."""
-    parts = path.parts[len(root.parts):-1]
-    return not any(part in KEY_SNIFF_SKIPPED and (part != "objects" or ".git" in parts[:index])
-                   for index, part in enumerate(parts))
+def key_sniffed(relative: str) -> bool:
+    """Whether a walk looks into a file (its path relative to the workspace) for a private key: not in a
+    KEY_SNIFF_SKIPPED tree (a folder named objects only inside .git). Text, not Path.parts: asked of every file."""
+    folders = relative.split("/")[:-1]
+    return not (KEY_SNIFF_SKIPPED.intersection(folders)
+                and any(part != "objects" or ".git" in folders[:index] for index, part in enumerate(folders)
+                        if part in KEY_SNIFF_SKIPPED))
 
 
-def holds_private_key(path: Path) -> bool:
+def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
     """Whether ``path`` is a regular file (links followed) whose first KEY_SNIFF_BYTES hold a private key.
     Remembered by (device, inode, size, last change of content and of the inode): a gate asks it of every
-    file of the workspace before each call, and reads each file once until it changes."""
+    file of the workspace before each call, and reads each file once until it changes. ``found``: its
+    stat, when the caller has it."""
     try:
-        found = os.stat(path)
+        found = found or os.stat(path)
     except (OSError, ValueError):
         return False
     if not stat.S_ISREG(found.st_mode):
@@ -330,15 +332,17 @@ def files_held(root: Path, path: Path) -> Iterator[Path]:
     yield from (file for file, is_file in entries_under(folder) if is_file)
 
 
-def _another_name_of_a_secret(path: Path, secrets: set, known: set) -> bool:
+def _another_name_of_a_secret(path: Path, secrets: set, known: set, relative: str) -> bool:
     """A file of the walk (a regular file, not a link) that is a secret under another name: a second name
-    of a file (a hard link, perhaps of one outside the workspace), or a secret this run saw, moved here."""
+    of a file (a hard link, perhaps of one outside the workspace), a secret this run saw, moved here, or a
+    private key (``relative``: its path in the workspace, for key_sniffed()). One lstat for all three."""
     try:
         found = os.lstat(path)
     except OSError:
         return False
     return (found.st_nlink > 1 or (found.st_dev, found.st_ino) in secrets
-            or (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns) in known)
+            or (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns) in known
+            or key_sniffed(relative) and holds_private_key(path, found))
 
 
 # What covered_files() last found in each workspace (the gate asks it before every call): names that a
