@@ -68,7 +68,7 @@ def test_two_exercises_graded_at_once_cannot_pass_a_message(tmp_path):
     print(json.dumps({{"sent": queue >= 0 and libc.msgsnd(queue, message, 16, {IPC_NOWAIT}) == 0}}))
     return "relay", True"""
     receive = SYSV + f"""
-    got, until = "", time.monotonic() + (2 if not os.path.exists("looked") else 0)
+    got, until = "", time.monotonic() + (1 if not os.path.exists("looked") else 0)
     open("looked", "w").close()
     while not got and time.monotonic() <= until:
         queue = libc.msgget({key}, 0)
@@ -213,3 +213,37 @@ def test_a_file_swollen_outside_its_regions_is_refused_before_it_is_parsed(tmp_p
     agent.write_text(agent.read_text(encoding="utf-8") + "X = [" + "1," * 60_000 + "]\n", encoding="utf-8")
     with pytest.raises(grading.Refused, match=r"agent.py was changed outside its exercise regions: 1\d\d,\d\d\d characters"):
         grading.read_copy("s03", copy)
+
+
+@needs_confinement
+def test_the_processes_of_a_copy_share_one_memory_bound(tmp_path):
+    """Each process is held to the address space limit; all of them together to the same amount by a memory
+    cgroup of the child's own: three processes of 200 MB each do not all fit in 512 MB."""
+    groups = confinement._groups_of_its_own()
+    for folder in set(groups.values()):
+        os.rmdir(folder)
+    if "memory" not in groups:
+        pytest.skip("no memory cgroup can be made here: each process is bounded, not the copy")
+    body = """
+    import json, os, time
+    if os.path.exists("allocated"):
+        return None
+    open("allocated", "w").close()
+    children = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                held = b"x" * (200 << 20)
+                time.sleep(0.5)  # all three at once
+            except MemoryError:
+                os._exit(3)
+            os._exit(0)
+        children.append(pid)
+    ended = [os.waitpid(pid, 0)[1] for pid in children]
+    print(json.dumps({"whole": sum(status == 0 for status in ended), "killed": sum(os.WIFSIGNALED(status) for status in ended)}))
+    return None"""
+    limits = grading_jail.Limits(seconds=15, memory_mb=512, disk_mb=8, files=200)
+    results = graded(tmp_path, "s00", {1: body}, limits=limits, jobs=1)
+    lines = seen(results[1])
+    assert lines and lines[0]["whole"] < 3 and lines[0]["killed"] >= 1, results[1].printed
