@@ -40,8 +40,12 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
 - IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
   machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
 - Metadata: Landlock has no right for a file's owner, mode or attributes, so seccomp refuses the
-  chown and extended-attribute calls (no file gains an owner or capabilities) and a chmod that sets
-  the set-user-id or set-group-id bit, in the workspace too; chmod +x in the workspace still works.
+  chown and extended-attribute calls (no file gains an owner or capabilities) and a chmod, or a call
+  that makes a file (open, openat, creat, mknod), whose mode sets the set-user-id or set-group-id bit,
+  in the workspace too; openat2 fails as not implemented; chmod +x in the workspace still works.
+- Modes left behind: the command runs with umask 022 added to the user's; after it, one walk of the
+  workspace takes the set-id bits off every file whose names all lie in it, puts the workspace
+  folder's mode back and takes others' write bit off what gained it (said in the result).
 - Resources (setrlimit): file size, address space, CPU seconds, open files, processes, no core;
   processes also in a pids cgroup of the command's own where one can be made (pids.max 64, which
   binds root too), and the memory of all its processes together in a memory cgroup of its own
@@ -306,13 +310,16 @@ _open_to_others: dict[str, frozenset[tuple[str, int, int]]] = {}
 
 @dataclass(frozen=True)
 class _Modes:
-    folder: tuple[int, int, int]  # the workspace folder's (device, inode, mode) before the command
+    folder: tuple[int, int, int]  # the workspace folder's (device, inode, mode) before the command, or zeros
     started_ns: int  # a change stamped at or after this came from the command (or from someone meanwhile)
     open_before: frozenset[tuple[str, int, int]]
 
 
 def _modes_before(workspace: Path, unchanged: set[str]) -> _Modes:
-    found = os.lstat(workspace)
+    try:
+        found = os.lstat(workspace)
+    except OSError:  # a workspace that is gone: the command does not start, and says why
+        return _Modes((0, 0, 0), 0, frozenset())
     open_before = _open_to_others.get(str(workspace))
     if open_before is None:
         open_before = frozenset((str(path), entry.st_dev, entry.st_ino) for path, entry in _walk_modes(workspace, unchanged)
@@ -1325,9 +1332,10 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
 # each as (number, index of its mode argument), (number, index of its mode, index of the flags that say
 # whether a file is made), or (number, None) for a mode the filter cannot read. x86_64: chmod 90, fchmod
 # 91, fchmodat 268, fchmodat2 452, open 2, creat 85, openat 257, mknod 133, mknodat 259, openat2 437
-# (arch/x86/entry/syscalls/syscall_64.tbl); aarch64: fchmod 52, fchmodat 53, fchmodat2 452, openat 56,
-# mknodat 33, openat2 437 (include/uapi/asm-generic/unistd.h), with their arguments as man 2 open,
-# man 2 mknod and man 2 chmod give them.
+# (https://github.com/torvalds/linux/blob/master/arch/x86/entry/syscalls/syscall_64.tbl); aarch64: fchmod
+# 52, fchmodat 53, fchmodat2 452, openat 56, mknodat 33, openat2 437
+# (https://github.com/torvalds/linux/blob/master/include/uapi/asm-generic/unistd.h), with their arguments
+# as man 2 open, man 2 mknod and man 2 chmod give them.
 SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466,
                                               248, 249, 250),
                              ((90, 1), (91, 1), (268, 2), (452, 2),
