@@ -384,8 +384,8 @@ def _sweep_modes(workspace: Path, before: _Modes, unchanged: set[str]) -> list[s
     if cleared:
         said.append(f"{SET_ID_BITS_NOTE}: {_few(cleared)}")
     if kept_set_id:
-        said.append(f"set-id bits left on {_few(kept_set_id)}: the file has a name outside the workspace "
-                    "(a hard link made before), whose mode is not the command's to change")
+        said.append(f"set-id bits left on {_few(kept_set_id)}: the same file has a name outside the workspace "
+                    "(a hard link), and changing its mode would change that file too")
     if folder or opened:
         taken = f"others' write permission taken off what the command opened to every user: {_few(opened)}"
         said.append("; ".join(part for part in (folder, taken if opened else "") if part))

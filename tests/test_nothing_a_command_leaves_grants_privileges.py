@@ -171,6 +171,30 @@ def test_the_sweep_clears_every_set_id_file_but_never_one_outside_through_a_link
     assert "'sub/copied'" in finished.output and "'copied-again'" in finished.output, finished.output
 
 
+def a_set_uid_program() -> Path:
+    for folder in ("/usr/bin", "/bin", "/usr/sbin"):
+        for entry in sorted(Path(folder).iterdir()) if os.path.isdir(folder) else ():
+            if entry.is_file() and not entry.is_symlink() and entry.stat().st_mode & stat.S_ISUID and os.access(entry, os.R_OK):
+                return entry
+    pytest.skip("no set-user-id program on this machine to copy")
+
+
+def test_a_set_uid_program_copied_linked_or_installed_in_keeps_no_bit(confined, box):
+    """The other ways a command could bring a set-id file in: a copy that keeps its mode, a hard link,
+    install -m. Unconfined (the control) the copy keeps its bit while the command runs."""
+    program = a_set_uid_program()
+    command = (f"cp -p {program} copied; ln {program} linked; install -m 4755 {program} installed; "
+               "stat -c '%a %n' copied installed")
+    outside = run(command, box, confined=False)
+    assert "4755 copied" in outside.output, outside.output
+    for name in ("copied", "linked", "installed"):
+        if os.path.lexists(box / name):
+            os.remove(box / name)
+    finished = run(command, box)
+    assert not any(mode(entry) & 0o6000 for entry in box.iterdir()), finished.output
+    assert not (box / "linked").exists() and mode(program) & stat.S_ISUID  # no link out, the program unchanged
+
+
 # ---------------------------------------------------------------- 2. the workspace opened to every user
 
 OPEN_UP = ("chmod 1777 . && chmod 666 notes.txt && mkdir d && chmod 777 d && echo more >> shared.txt && "
