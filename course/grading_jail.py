@@ -88,7 +88,7 @@ PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, 
 @dataclass(frozen=True)
 class Limits:
     seconds: float = 60.0       # per exercise of a copy
-    memory_mb: int = 1024       # address space of the child
+    memory_mb: int = 1024       # address space of each process of the child; all together, where a memory cgroup can be made
     output_cap: int = 20_000    # characters of the copy's own output kept for the scorecard
     disk_mb: int = 64           # what the copy may write in its scratch folder, all files together
     files: int = 10_000         # files and folders it may make there
@@ -159,9 +159,11 @@ def _groups(memory_mb: int) -> tuple[str, ...]:
     included (cgroup v2's names, then v1's; a name the kernel lacks is skipped). None where none can be made."""
     made = confinement._groups_of_its_own()
     if "memory" in made:
-        for name in ("memory.max", "memory.swap.max", "memory.memsw.limit_in_bytes", "memory.limit_in_bytes",
-                     "memory.memsw.limit_in_bytes"):  # v1 takes memsw only once it is not below the limit
-            confinement._write_setting(made["memory"], name, 0 if name == "memory.swap.max" else memory_mb << 20)
+        confinement._write_setting(made["memory"], "memory.max", memory_mb << 20)
+        # v1 refuses a memory-and-swap limit below the memory limit: raising both, memsw goes first; lowering
+        # both, it goes last (the first write then fails, harmlessly).
+        for name in ("memory.memsw.limit_in_bytes", "memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
+            confinement._write_setting(made["memory"], name, memory_mb << 20)
     return tuple(dict.fromkeys(made.values()))
 
 
