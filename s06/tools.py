@@ -63,7 +63,7 @@ def write_file(workspace: Path, path: str, content: str) -> str:
     target = course.paths.resolve(workspace, path)
     course.paths.refuse_odd_file(target, path)  # a named pipe blocks a writer; a hard link may lead out
     refuse_set_id(target, path)  # the harness may write as root, which keeps a set-user-id bit
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     write_plain_file(target, path, content)
     return f"wrote {len(content)} characters to {path}"
 
@@ -95,7 +95,7 @@ def move_file(workspace: Path, source: str, destination: str) -> str:
         raise ToolError("not_a_file", f"{source!r} is a folder", "move_file moves one file at a time")
     refuse_set_id(origin, source, follow_link=False)  # a set-id program under a name a user would run
     refuse_set_id(target, destination, follow_link=False)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     origin.replace(target)
     return f"moved {source} to {destination}"
 
@@ -111,9 +111,24 @@ def calculate(workspace: Path, expression: str) -> str:
 # does when it runs as root: a set-user-id file a command made, filled by write_file, was a root shell
 # that any user of the machine could run. So the file tools never write to, move or replace such a file
 # (after a command the confinement takes the bits off every file of the workspace: course.confinement),
-# and what write_file makes gets 0o644 (less the umask), which has neither bit nor others' write.
+# and what write_file makes gets 0o644 (less the umask), which has neither bit nor others' write; a
+# folder it makes, 0o755 (Path.mkdir(parents=True) gives the folders above the last 0o777 less the
+# umask, which may be 0: https://docs.python.org/3/library/pathlib.html#pathlib.Path.mkdir).
 SET_ID_BITS = stat.S_ISUID | stat.S_ISGID
-NEW_FILE_MODE = 0o644
+NEW_FILE_MODE, NEW_FOLDER_MODE = 0o644, 0o755
+
+
+def make_folders(folder: Path) -> None:
+    """``folder`` and each missing folder above it, each made with NEW_FOLDER_MODE (less the umask)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        try:
+            each.mkdir(mode=NEW_FOLDER_MODE)
+        except FileExistsError:
+            pass
 
 
 def refuse_set_id(file: Path, path: str, *, follow_link: bool = True) -> None:

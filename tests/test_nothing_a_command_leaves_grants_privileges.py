@@ -144,9 +144,12 @@ def test_the_file_tools_never_write_move_or_replace_a_set_id_file(confined, box)
     old_umask = os.umask(0)  # the harness's umask may be 0: write_file's own mode has no set-id or others' write
     try:
         s06.write_file(box, "made.sh", "echo hi\n")
+        s06.write_file(box, "new/deeper/made.txt", "hi\n")
+        s06.move_file(box, "made.sh", "moved/here/made.sh")
     finally:
         os.umask(old_umask)
-    assert mode(box / "made.sh") == 0o644
+    assert mode(box / "moved" / "here" / "made.sh") == 0o644 and mode(box / "new" / "deeper" / "made.txt") == 0o644
+    assert {mode(box / folder) for folder in ("new", "new/deeper", "moved", "moved/here")} == {0o755}
     finished = run("true", box)  # and after any command, the bit is gone
     assert mode(tool) == 0o755 and "'tool'" in finished.output and "set-user-id" in finished.output
     assert s06.write_file(box, "tool", "echo hi\n") and tool.read_text() == "echo hi\n" and mode(tool) == 0o755
