@@ -61,7 +61,11 @@ seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named uni
 reachable), reading the system folders (/etc/passwd, and the names in a folder whose files are kept
 from others, such as those of /etc/ssl/private), an entry kept from others that /etc gained after
 the harness's first command (it stays readable until the harness starts again) and such an entry
-under /usr or /lib (not looked for: what packages install there is shared by every user), CPU
+under /usr or /lib (not looked for: what packages install there is shared by every user), a
+folder's set-group-id bit (it gives new files the folder's group and runs nothing: left as it is; no
+command can chmod it on), others' write bit on an entry that someone else opened to others between
+two commands and the command then changed (taken off: the sweep cannot tell it from the command's
+own doing, so it errs towards closing), CPU
 shared with the rest of the machine, memory where no memory cgroup can be made (each process is
 bounded, not the command), and kernel bugs.
 The process limit is not enforced for root where no pids cgroup can be made (cgroup v1's pids

@@ -221,6 +221,9 @@ def test_what_a_command_opens_to_every_user_is_closed_again_and_what_was_open_st
     said = [line for line in finished.output.splitlines() if "others' write permission" in line]
     assert len(said) == 1 and "put back from 1777 to 755" in said[0], finished.output
     assert "'notes.txt'" in said[0] and "'d'" in said[0] and "shared" not in said[0]
+    again = run("echo again >> shared.txt && touch shared/another && chmod 666 notes.txt", box)  # a later command
+    assert mode(box / "shared.txt") == 0o666 and mode(box / "shared") == 0o777 and mode(box / "notes.txt") == 0o664
+    assert "'notes.txt'" in again.output and "shared" not in again.output.split("[", 1)[-1], again.output
 
 
 def test_a_command_never_makes_files_wider_than_the_users_umask(confined, box):
