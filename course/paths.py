@@ -757,6 +757,8 @@ RUN_LATER = {
     ".amazonq": "Amazon Q starts the servers its mcp.json and default.json name "
                 "(https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/mcp-ide.html)",
     ".continue": "Continue starts the servers and loads the config it holds (https://docs.continue.dev/customize/deep-dives/mcp)",
+    ".windsurf": "Windsurf runs the shell commands its hooks.json names at each step of its agent "
+                 "(https://docs.windsurf.com/windsurf/cascade/hooks)",
     # rustup runs the toolchain a path in it names for every cargo and rustc beneath its folder
     # (https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file), which rust-analyzer runs on opening.
     **dict.fromkeys(("rust-toolchain.toml", "rust-toolchain"),

@@ -139,7 +139,7 @@ FAMILIES = {
     "an opencode plugin": ".opencode/plugins/x.js", "an opencode config in its folder": ".opencode/opencode.json",
     "an opencode jsonc": "opencode.jsonc", "Qwen Code's servers": ".qwen/settings.json",
     "Amazon Q's servers": ".amazonq/mcp.json", "Amazon Q's agent": ".amazonq/default.json",
-    "Continue's servers": ".continue/mcpServers/x.yaml", "Claude Code's hooks": ".claude/settings.json",
+    "Continue's servers": ".continue/mcpServers/x.yaml", "Windsurf's hooks": ".windsurf/hooks.json", "Claude Code's hooks": ".claude/settings.json",
     "Cursor's servers": ".cursor/mcp.json", "Gemini CLI's extension": ".gemini/extensions/x/gemini-extension.json",
     "VS Code's servers": ".vscode/mcp.json", "a rust-toolchain.toml": "rust-toolchain.toml",
     "an older rust-toolchain": "crates/x/rust-toolchain", "a Tailwind config": "tailwind.config.js",
