@@ -165,7 +165,9 @@ EXTENSIONS: dict[str, Extension] = {
                       "a string that holds a JSON object (spaces around it allowed, or inside a Markdown code fence "
                       "marked json) comes back parsed;",
                       "anything else raises ValueError whose message says an object was expected and names the "
-                      "type received (list, str, int...).")),
+                      "type of what came, and no other type: for JSON text, the type of the value it holds (a JSON "
+                      "list is a list, `null` is None); the types are list, int, float, bool and None, and naming "
+                      "str as well is always fine.")),
     "s05": Extension(3, "Check that a history keeps every pair", "def broken_pairs(messages: list) -> list:",
                      "The ids a pruning broke: calls with no result after them, results with no call before them.",
                      "Pruning must never break a tool_use/tool_result pair. Write the checker that proves it.",
@@ -424,8 +426,9 @@ EXTENSIONS_JA: dict[str, Ja] = {
               ("dict はそのまま返ります。",
                "JSON オブジェクトを持つ文字列（前後の空白や、json と書いた Markdown のコードフェンスの中も可）は、"
                "解析して返ります。",
-               "それ以外は ValueError を投げ、そのメッセージはオブジェクトを期待したことを言い、受け取った型"
-               "（list、str、int など）を名指しします。")),
+               "それ以外は ValueError を投げ、そのメッセージはオブジェクトを期待したことを言い、受け取ったものの型を"
+               "名指しし、ほかの型は名指ししません。JSON のテキストなら、それが持つ値の型です（JSON のリストは list、"
+               "`null` は None）。型は list、int、float、bool、None で、str をあわせて名指しするのはかまいません。")),
     "s05": Ja("履歴がすべてのペアを保っているか調べる",
               "プルーニングは tool_use と tool_result のペアを決して壊してはいけません。それを証明するチェッカーを"
               "書いてください。",
