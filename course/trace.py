@@ -31,17 +31,27 @@ TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u
 # What a terminal draws as its font likes: private-use code points (icon fonts put arrows and check marks
 # there) and code points this Python's Unicode has not assigned (a newer terminal may draw them, or not).
 DRAWN_AS_IT_LIKES = ("Co", "Cn")
+# What a terminal draws as nothing: format characters (category Cf) such as U+FEFF and the tag characters
+# U+E0020-U+E007F, which can carry a whole sentence past a reader unseen (written in tags, an instruction
+# reads as nothing at all). The two joiners stay as they are: emoji sequences and scripts such as Persian
+# need them, and they hide no text of their own.
+JOINERS = {"\u200c", "\u200d"}
 
 
 def escape_terminal_controls(text) -> str:
-    """``text`` shown as data: every character a terminal would obey (see TERMINAL_CONTROLS), and every
-    private-use or unassigned one, written as a visible escape, \\x1b or \\u202e; newlines and tabs kept.
+    """``text`` shown as data: every character a terminal would obey (see TERMINAL_CONTROLS), every
+    private-use or unassigned one and every format character but the joiners, written as a visible
+    escape, \\x1b or \\u202e; newlines and tabs kept.
     Idempotent: its output has none left."""
     shown = TERMINAL_CONTROLS.sub(lambda found: escaped(found[0]), str(text))
     if shown.isascii():  # the usual case, at no cost
         return shown
-    return "".join(escaped(character) if unicodedata.category(character) in DRAWN_AS_IT_LIKES else character
-                   for character in shown)
+    return "".join(escaped(character) if _drawn_unseen(character) else character for character in shown)
+
+
+def _drawn_unseen(character: str) -> bool:
+    category = unicodedata.category(character)
+    return category in DRAWN_AS_IT_LIKES or (category == "Cf" and character not in JOINERS)
 
 
 def escaped(character: str) -> str:
