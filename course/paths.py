@@ -277,8 +277,11 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
 # (https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.key), GnuPG's PGP PRIVATE KEY BLOCK
 # (https://www.rfc-editor.org/rfc/rfc4880#section-6.2) and PuTTY's .ppk (its first line, PuTTY-User-Key-File-N:,
 # https://the.earth.li/~sgtatham/putty/0.81/htmldoc/AppendixC.html). Looked for in a file's first
-# KEY_SNIFF_BYTES: openssl's pkcs12 output puts its "Bag Attributes" before the armour.
-PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:", re.IGNORECASE)
+# KEY_SNIFF_BYTES: openssl's pkcs12 output puts its "Bag Attributes" before the armour. And age's secret key,
+# whatever file holds it (keys.txt, key.txt): Bech32 with the prefix AGE-SECRET-KEY-1
+# (https://github.com/C2SP/C2SP/blob/main/age.md#the-x25519-recipient-type).
+PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1",
+                         re.IGNORECASE)
 KEY_SNIFF_BYTES = 4096
 # Where a walk does not look into files: trees of many files that tools write, where no one keeps a key
 # (a package manager's, Python's bytecode, git's objects, which are compressed).
@@ -553,6 +556,19 @@ SECRETS = (
     "*.keystore", "*.jks",  # Java's and Android's signing keys (https://developer.android.com/studio/publish/app-signing)
     ".password-store",   # pass, the password manager (https://www.passwordstore.org/)
     ".local/share/keyrings",  # GNOME Keyring's stores (https://wiki.gnome.org/Projects/GnomeKeyring)
+    # Docker Compose's env_file, dotenv by another ending: deploy/prod.env
+    # (https://docs.docker.com/compose/how-tos/environment-variables/set-environment-variables/#use-the-env_file-attribute)
+    "*.env",
+    "_netrc",            # .netrc as curl and git name it on Windows (https://everything.curl.dev/usingcurl/netrc.html)
+    ".dev.vars", ".dev.vars.*",  # Wrangler's local secrets (https://developers.cloudflare.com/workers/configuration/secrets/#local-development-with-secrets)
+    "local.settings.json",  # Azure Functions' connection strings (https://learn.microsoft.com/en-us/azure/azure-functions/functions-develop-local#local-settings-file)
+    # A kubeconfig outside .kube, as KUBECONFIG names one (https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/)
+    "kubeconfig", "*.kubeconfig",
+    # AWS's shared credentials file wherever AWS_SHARED_CREDENTIALS_FILE puts it, and the same format other
+    # tools keep under that name (https://docs.aws.amazon.com/sdkref/latest/guide/file-location.html)
+    "credentials",
+    ".config/sops/age",  # age's keys for SOPS, keys.txt (https://github.com/getsops/sops#encrypting-using-age)
+    ".config/solana/id.json",  # Solana's default keypair (https://docs.solanalabs.com/cli/wallets/file-system)
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -777,6 +793,65 @@ RUN_LATER = {
     # A home folder's ~/.local/bin comes first on PATH (Debian's and Fedora's .profile put it there,
     # https://www.freedesktop.org/software/systemd/man/latest/file-hierarchy.html): a `git` written there runs for `git`.
     ".local/bin": "the shell runs a program in it for its name, before the system's (it comes first on PATH)",
+    # Other CI services' configs, which run as .github/workflows do, with the project's secrets, at the next push.
+    ".gitlab-ci.yml": "GitLab CI runs its jobs with the project's CI/CD variables at the next push (https://docs.gitlab.com/ci/yaml/)",
+    ".circleci": "CircleCI runs the jobs of its config.yml with the project's secrets at the next push "
+                 "(https://circleci.com/docs/configuration-reference/)",
+    **dict.fromkeys(("azure-pipelines.yml", "azure-pipelines.yaml"),
+                    "Azure Pipelines runs its steps with the pipeline's secrets at the next push "
+                    "(https://learn.microsoft.com/en-us/azure/devops/pipelines/yaml-schema/)"),
+    "bitbucket-pipelines.yml": "Bitbucket Pipelines runs its scripts with the repository's variables at the next push "
+                               "(https://support.atlassian.com/bitbucket-cloud/docs/bitbucket-pipelines-configuration-reference/)",
+    "Jenkinsfile": "Jenkins runs its pipeline with the job's credentials at the next push "
+                   "(https://www.jenkins.io/doc/book/pipeline/jenkinsfile/)",
+    ".travis.yml": "Travis CI runs its scripts with the repository's secrets at the next push "
+                   "(https://docs.travis-ci.com/user/customizing-the-build/)",
+    ".buildkite": "Buildkite runs the steps of its pipeline.yml with the pipeline's secrets at the next push "
+                  "(https://buildkite.com/docs/pipelines/configure/defining-steps)",
+    ".drone.yml": "Drone runs its steps with the repository's secrets at the next push (https://docs.drone.io/pipeline/overview/)",
+    **dict.fromkeys((".woodpecker.yml", ".woodpecker.yaml", ".woodpecker"),
+                    "Woodpecker runs its steps with the repository's secrets at the next push "
+                    "(https://woodpecker-ci.org/docs/usage/workflow-syntax)"),
+    ".forgejo/workflows": "Forgejo Actions runs them with the repository's secrets at the next push "
+                          "(https://forgejo.org/docs/latest/user/actions/)",
+    ".gitea/workflows": "Gitea Actions runs them with the repository's secrets at the next push "
+                        "(https://docs.gitea.com/usage/actions/overview)",
+    # Where the programs above read the same files under XDG's folders (or their own), when the workspace is a home folder.
+    ".config/tmux": "tmux runs the commands of its tmux.conf (run-shell) at every start (man tmux, CONFIGURATION FILES)",
+    ".config/gdb": "gdb runs the commands of its gdbinit at every start "
+                   "(https://sourceware.org/gdb/current/onlinedocs/gdb.html/Initialization-Files.html)",
+    ".config/vim": "Vim runs its vimrc and the plugins in it at every start (https://vimhelp.org/starting.txt.html#xdg-vimrc)",
+    ".config/emacs": "Emacs evaluates its init.el and early-init.el at every start "
+                     "(https://www.gnu.org/software/emacs/manual/html_node/emacs/Find-Init.html)",
+    # Neovim's data folder is on its runtimepath (site/) and holds the plugins managers install (lazy/)
+    # (https://neovim.io/doc/user/starting.html#standard-path).
+    ".local/share/nvim": "Neovim runs the plugins in it at every start",
+    # bash-completion sources ~/.bash_completion, $XDG_CONFIG_HOME/bash_completion and the completions of its user
+    # folder (https://github.com/scop/bash-completion#faq); .bash_completion.d is the folder such a file sources.
+    **dict.fromkeys((".bash_completion", ".bash_completion.d", ".config/bash_completion", ".local/share/bash-completion"),
+                    "bash-completion runs it in every interactive bash"),
+    ".julia/config": "Julia runs its startup.jl at every start (https://docs.julialang.org/en/v1/manual/command-line-interface/#Startup-file)",
+    ".config/nushell": "Nushell runs its config.nu and env.nu at every start (https://www.nushell.sh/book/configuration.html)",
+    # PowerShell on Linux: profiles in ~/.config/powershell, modules (loaded on a command's first use) in
+    # ~/.local/share/powershell/Modules (https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_profiles)
+    **dict.fromkeys((".config/powershell", ".local/share/powershell"),
+                    "PowerShell runs the profiles and loads the modules in it at every start"),
+    **dict.fromkeys((".xonshrc", ".config/xonsh"),
+                    "xonsh runs it at every start (https://xon.sh/xonshrc.html)"),
+    # sqlite3 runs its dot-commands (.shell, .system run a program) at every start; $XDG_CONFIG_HOME/sqlite3/sqliterc
+    # since 3.41 (https://sqlite.org/cli.html).
+    **dict.fromkeys((".sqliterc", ".config/sqlite3"), "sqlite3 runs its dot-commands (.shell runs a program) at every start"),
+    # irb reads $XDG_CONFIG_HOME/irb/irbrc, and irb.rc and _irbrc in the current folder (https://ruby.github.io/irb/Configurations_md.html)
+    **dict.fromkeys((".config/irb", "_irbrc", "irb.rc"), "irb runs it as Ruby at every start"),
+    ".config/pry": "pry runs its pryrc as Ruby at every start (https://github.com/pry/pry/wiki/Pry-rc)",
+    ".config/mypy": "mypy imports the plugins its config names at every run (https://mypy.readthedocs.io/en/stable/config_file.html)",
+    # conda's user configs besides ~/.condarc (https://docs.conda.io/projects/conda/en/latest/user-guide/configuration/use-condarc.html#searching-for-condarc)
+    **dict.fromkeys((".config/conda", ".conda/condarc"), "conda installs from the channels it names"),
+    # direnv runs its direnvrc before every .envrc (https://direnv.net/man/direnv.1.html#files)
+    **dict.fromkeys((".config/direnv", ".direnvrc"), "direnv runs it before every .envrc, on entering any folder that has one"),
+    ".bunfig.toml": "bun runs the preload scripts it names before every run and test (https://bun.sh/docs/runtime/bunfig)",
+    ".config/opencode": "opencode loads the plugins and starts the servers it names at every start (https://opencode.ai/docs/plugins/)",
+    ".config/zed": "Zed runs the tasks and language servers its settings name (https://zed.dev/docs/configuring-zed)",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
@@ -866,18 +941,37 @@ def plain_git_config(path: Path) -> bool:
 # Any folder of the workspace may be a script's folder (`python tools/report.py` imports tools/json.py;
 # in a copy of the course, s05/json.py runs in the learner's next `python s05/agent.py`, with their API
 # key), so a module anywhere in the workspace named like one of the standard library or of the environment
-# runs in the user's next Python there.
+# runs in the user's next Python there. Not only the harness's Python: the user runs the machine's own too
+# (`/usr/bin/python3 tools/report.py` imports a tools/distro.py before Debian's distro package), so the
+# packages of every system interpreter count as well.
 @functools.lru_cache(maxsize=1)
 def python_module_names() -> frozenset[str]:
     """The top-level modules Python would import from elsewhere: the standard library's
-    (sys.stdlib_module_names) and those in the environment's site-packages (each NAME.py, NAME.so or
-    NAME/ there: what pkgutil.iter_modules lists, and namespace packages too). Worked out once, from one
-    listing of each site-packages (a few milliseconds; importlib.metadata's packages_distributions()
-    reads every installed distribution's metadata, half a second)."""
+    (sys.stdlib_module_names), those in the environment's site-packages (each NAME.py, NAME.so or
+    NAME/ there: what pkgutil.iter_modules lists, and namespace packages too), and those in the
+    machine's other Pythons' (SYSTEM_SITE_PACKAGES). Worked out once, from one listing of each folder
+    (a few milliseconds; importlib.metadata's packages_distributions() reads every installed
+    distribution's metadata, half a second)."""
     import site
 
-    folders = (*site.getsitepackages(), site.getusersitepackages())
+    folders = (*site.getsitepackages(), site.getusersitepackages(), *system_site_packages())
     return frozenset(set(sys.stdlib_module_names) | set(sys.builtin_module_names) | _modules_in(folders))
+
+
+# Where the machine's own interpreters keep their packages, whichever Python runs the harness: Debian's and
+# Ubuntu's python3 take /usr/lib/python3/dist-packages and /usr/local/lib/python3.X/dist-packages
+# (https://wiki.debian.org/Python#Deviations_from_upstream), other systems and a Python built from source
+# lib/python3.X/site-packages under their prefix (https://docs.python.org/3/library/site.html).
+SYSTEM_SITE_PACKAGES = ("/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
+                        "/usr/lib/python3*/dist-packages", "/usr/lib64/python3*/site-packages",
+                        "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages")
+
+
+def system_site_packages() -> list[str]:
+    """The folders of SYSTEM_SITE_PACKAGES that exist on this machine."""
+    import glob
+
+    return sorted({folder for pattern in SYSTEM_SITE_PACKAGES for folder in glob.glob(pattern) if os.path.isdir(folder)})
 
 
 def _modules_in(folders) -> set[str]:

@@ -270,7 +270,8 @@ def streamlit(world):
     (world / ".streamlit").mkdir()
     (world / ".streamlit" / "secrets.toml").write_text(f'api_key = "{ENV_SECRET}"\n')
     (world / ".aws").mkdir()
-    (world / ".aws" / "credentials").write_text(f"aws_secret_access_key = {ENV_SECRET}\n")
+    # AWS's config may hold the keys too; a file named credentials is a secret by that name wherever it is moved
+    (world / ".aws" / "config").write_text(f"[default]\naws_secret_access_key = {ENV_SECRET}\n")
     (world / ".env.local").write_text(f"KEY={ENV_SECRET}\n")
     return world
 
@@ -278,7 +279,7 @@ def streamlit(world):
 @pytest.mark.parametrize("source, destination, now", [
     (".streamlit", "x", "x/secrets.toml"),            # a folder above a secret of two parts
     (".env.local", "notes.txt", "notes.txt"),         # the secret itself
-    (".aws", "cloud", "cloud/credentials"),           # a folder the rules hide whole: what it held
+    (".aws", "cloud", "cloud/config"),                # a folder the rules hide whole: what it held
     (".streamlit/secrets.toml", "deep/er/plain.txt", "deep/er/plain.txt"),
 ])
 def test_a_secret_moved_to_a_name_no_rule_covers_is_still_hidden(streamlit, source, destination, now):
@@ -360,6 +361,8 @@ KEYS = {  # the first bytes of each kind (course.paths.PRIVATE_KEY gives the sou
     "after openssl's bag attributes": "Bag Attributes\n    localKeyID: 01 02\n-----BEGIN EC PRIVATE KEY-----\nMHcC\n",
     "PuTTY's": "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
     "GnuPG's": "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n",
+    "age's, as age-keygen writes it": "# created: 2026-01-01T00:00:00Z\n# public key: age1ql3z7hjy54pw3hyww5ay\n"
+                                      "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGP\n",
 }
 
 
@@ -409,3 +412,38 @@ def test_a_key_written_over_an_ordinary_file_is_hidden_from_the_next_check_on(re
     assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "allow"
     notes.write_text(KEYS["PKCS#8"])
     assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "deny"
+
+
+# ---------------------------------------------------------------- secrets by the names other tools give them
+
+# Each where its tool keeps a credential (course.paths.SECRETS gives the sources): Docker Compose's env_file,
+# curl's and git's netrc on Windows, Wrangler's, Azure Functions', a kubeconfig outside .kube, AWS's shared
+# credentials file outside .aws, SOPS's age keys, Solana's keypair; and an editor's copy of one of them.
+OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_netrc", ".dev.vars",
+                       "worker/.dev.vars.staging", "local.settings.json", "functions/api/local.settings.json",
+                       "kubeconfig", "clusters/prod.kubeconfig", "credentials", "backup/aws/credentials",
+                       ".config/sops/age/keys.txt", ".config/solana/id.json", "_netrc.bak", "local.settings.json~"]
+
+
+@pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)
+def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
+    for tool, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"})]:
+        found = gate().check(world, tool, arguments)
+        assert found.decision == "deny" and "the rule 'deny * " in found.why, (path, found.why)
+
+
+@pytest.mark.parametrize("path", ["deploy/prod.env.example", "docs/credentials.md", "kubeconfig.md", "key.txt",
+                                  "settings.json", "solana/notes.json", "netrc.md"])
+def test_what_is_only_named_like_them_is_still_read(world, path):
+    (world / path).parent.mkdir(parents=True, exist_ok=True)
+    (world / path).write_text("notes\n")
+    assert gate().check(world, "read_file", {"path": path}).decision == "allow", path
+
+
+def test_an_age_key_in_a_file_of_any_name_is_hidden_by_what_it_holds(renamed_key):
+    """key.txt is too common a name for a rule: the key's own prefix makes it a secret, wherever it lies."""
+    (renamed_key / "key.txt").write_text(KEYS["age's, as age-keygen writes it"])
+    found = gate().check(renamed_key, "read_file", {"path": "key.txt"})
+    assert found.decision == "deny" and "holds a private key" in found.why, found.why
+    (renamed_key / "key.txt").write_text("# public key: age1ql3z7hjy54pw3hyww5ay\n")  # a public key alone is no secret
+    assert gate().check(renamed_key, "read_file", {"path": "key.txt"}).decision == "allow"
