@@ -37,7 +37,7 @@ from .workspace import SAMPLE, prepare_workspace, shown, snapshot
 _ON_FIRST_USE = {
     "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
     "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
-    "argument_errors": "schema", "describe_parameters": "schema",
+    "argument_errors": "schema", "describe_parameters": "schema", "private_keys_hidden": "redaction",
     "why_refused": "replies", "unknown_stop_reason": "replies", "kept_pausing": "replies",
 }
 
@@ -45,7 +45,8 @@ __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
-    "is_offline", "make_client", "prepare_workspace", "resolve_model", "sendable", "shorten", "shown", "snapshot",
+    "is_offline", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
+    "shown", "snapshot",
     "stage_main", "summary", "unknown_stop_reason", "why_refused", "kept_pausing",
 ]
 
@@ -67,4 +68,5 @@ if TYPE_CHECKING:  # what editors and type checkers read
     from .guard import Runaway, capped
     from .offline import Faults
     from .replies import kept_pausing, unknown_stop_reason, why_refused
+    from .redaction import private_keys_hidden
     from .schema import argument_errors, describe_parameters

@@ -144,7 +144,8 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "STAGE": "the stage's name",
             "TOOLS": "tools that can do harm: delete_file, move_file, run_command",
             "TOOL_FUNCTIONS": "the new tools",
-            "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too",
+            "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too; no private key in "
+                        "an output goes back to the model",
             "call_tool": "the gate decides before a tool runs; a denial goes back to the model with why and what to do instead",
             "tool_result": "passes the gate on",
             "text_calls_message": "calls written as text go through the same gate",
@@ -302,7 +303,7 @@ WHY_JA: dict[str, dict[str, dict[str, str]]] = {
             "STAGE": "ステージの名前",
             "TOOLS": "害をなしうるツール。delete_file、move_file、run_command",
             "TOOL_FUNCTIONS": "新しいツール",
-            "run_tool": "ゲートを渡す。リゾルバーが拒むパスも、対処できるエラーになる",
+            "run_tool": "ゲートを渡す。リゾルバーが拒むパスも、対処できるエラーになる。出力の中の秘密鍵はモデルに返さない",
             "call_tool": "ツールが動く前にゲートが決める。拒否は、その理由と代わりにすることとともにモデルに返る",
             "tool_result": "ゲートを渡す",
             "text_calls_message": "テキストで書かれた呼び出しも同じゲートを通る",

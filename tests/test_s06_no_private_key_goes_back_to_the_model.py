@@ -1,0 +1,65 @@
+"""No private key reaches the model, wherever in a file it lies and whichever tool prints it.
+
+The gate hides a file whose first bytes hold a private key. A key further down (a certificate chain with its
+key appended) passes that look, and a command may print one however it finds it; so every output is read
+once more on its way back to the model (``course.private_keys_hidden``), and each key in it is cut out,
+from its first line to its last, or to the output's end where the output was cut.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import course
+import course.confinement
+from s06_world import play, world  # noqa: F401
+
+pytestmark = pytest.mark.stage("s06")
+
+SECRET = "KEYBODY-5e1d"
+KEYS = {
+    "PKCS#8": f"-----BEGIN PRIVATE KEY-----\nMIIE{SECRET}\n-----END PRIVATE KEY-----\n",
+    "OpenSSH": f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl{SECRET}\n-----END OPENSSH PRIVATE KEY-----\n",
+    "RSA, encrypted": (f"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\n{SECRET}\n"
+                       "-----END RSA PRIVATE KEY-----\n"),
+    "GnuPG": f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQ{SECRET}\n-----END PGP PRIVATE KEY BLOCK-----\n",
+    "PuTTY": (f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n{SECRET}\n"
+              "Private-MAC: 0123abcd\n"),
+    "age": f"# created: 2026-12-01\nAGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQ{SECRET.replace('-', '')}\n",
+}
+CHAIN = "-----BEGIN CERTIFICATE-----\n" + "MIID" * 2000 + "\n-----END CERTIFICATE-----\n"  # past the gate's first look
+
+
+@pytest.mark.parametrize("kind", KEYS)
+def test_a_key_is_cut_out_of_any_text_and_what_is_around_it_stays(kind):
+    shown = course.private_keys_hidden(f"before\n{KEYS[kind]}after\n")
+    assert SECRET not in shown and SECRET.replace("-", "") not in shown, shown
+    assert shown.startswith("before\n") and shown.endswith("after\n") and "private key was here" in shown
+
+
+def test_a_key_cut_short_by_the_output_is_cut_out_to_its_end():
+    shown = course.private_keys_hidden("log line\n" + KEYS["PKCS#8"][:40])
+    assert shown.startswith("log line\n") and "MIIE" not in shown
+
+
+def test_a_certificate_a_public_key_and_prose_are_left_as_they_are():
+    for text in (CHAIN, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n",
+                 "ssh-keygen writes a PRIVATE KEY to ~/.ssh/id_ed25519; keep it there.\n"):
+        assert course.private_keys_hidden(text) == text
+
+
+@pytest.mark.parametrize("kind", ["PKCS#8", "OpenSSH", "age"])
+def test_a_key_appended_to_a_certificate_chain_reaches_the_model_through_no_tool(world, kind):
+    (world / "tls").mkdir()
+    (world / "tls" / "site.crt").write_text(CHAIN + KEYS[kind], encoding="utf-8")
+    calls = [("read_file", {"path": "tls/site.crt", "offset": len(CHAIN) - 10})]
+    if course.confinement.probe().available:
+        calls.append(("run_command", {"command": "tail -n 3 tls/site.crt"}))
+    results, requests = play(world, calls)
+    for result in results:
+        assert not result["is_error"], result["content"]
+        assert "private key was here" in json.loads(result["content"])["output"], result["content"]
+    sent = json.dumps([request for request in requests], ensure_ascii=False)
+    assert SECRET not in sent and SECRET.replace("-", "") not in sent
