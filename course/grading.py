@@ -336,7 +336,8 @@ BANNED_CALLS = {"eval", "exec", "compile", "open", "__import__", "globals", "loc
                 "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super", "attrgetter",
                 "methodcaller"}
 BANNED_MODULES = {"sys", "os", "gc", "inspect", "importlib", "builtins", "ctypes", "subprocess", "signal", "threading",
-                  "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest"}
+                  "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest",
+                  "pickle", "_pickle", "marshal", "shelve", "copyreg"}  # what turns bytes into calls or code
 BANNED_ATTRIBUTES = {"grading", "grading_jail", "grading_probes", "exercises", "scorecard_plugin", "exercise_text",
                      "confinement", "modules", "environ", "import_module", "exec", "eval", "system", "popen",
                      "attrgetter", "methodcaller", "vformat", "get_field", "Formatter"} | BANNED_MODULES
@@ -771,8 +772,13 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
     - with ``student`` (CI: one student's repository), every copy under every path is that student's;
     - a path named like a stage that holds agent.py (``CLASS/ana/s03``) is one copy, the folder above names it;
     - several paths (``grade CLASS/*``): each is one student's folder, named by its own name;
-    - one path: a student's folder if a stage folder (sNN) or agent.py is directly in it, else a class
-      folder, each folder directly under it a student named by that folder's name.
+    - one path: a class folder, each folder directly under it a student named by that folder's name,
+      whatever it holds or is called (a student's folder named ``s03`` is the student "s03", never a
+      sign that the class folder is one student's: one student's folder is graded with ``student``).
+
+    Two students are one only if their folders have the same name in the same folder: ``ana`` of two
+    sections (``grade secA/* secB/*``) are "secA/ana" and "secB/ana", and two names that print alike
+    (``jos\xe9`` in Latin-1 and ``jos\\xe9``; a name with an invisible character) keep a hash each.
 
     Nothing in one student's folder ends the run or names another student: two copies of one stage, a copy
     of no stage of this course, a link where the folder should be, a folder with no copy, each is that
@@ -789,7 +795,7 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
             students.append((student, path, False))
         elif STAGE_NAME.fullmatch(own_name) and holds_agent:
             students.append((Path(os.path.abspath(path)).parent.name, path, True))
-        elif len(given) > 1 or os.path.islink(path) or holds_agent or _holds_stage_folder(path):
+        elif len(given) > 1 or os.path.islink(path):
             students.append((own_name, path, False))
         elif not os.path.isdir(path):
             raise CourseError(f"{path} is not a folder")
@@ -798,8 +804,8 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
                 if not entry.name.startswith(".") and (entry.is_symlink() or entry.is_dir(follow_symlinks=False)):
                     students.append((entry.name, Path(entry.path), False))  # a file beside them (a roster) is no student
     by_student: dict[str, list] = {}
-    for name, folder, one_copy in students:
-        by_student.setdefault(printable_name(name), []).append((folder, one_copy))
+    for name, folders in _named_apart(students, one_student=student is not None).items():
+        by_student[name] = folders
     known = {found.parent.name for found in exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py")}
     found = []
     for name, folders in by_student.items():
@@ -845,6 +851,28 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
     return found
 
 
+def _named_apart(students: list[tuple[str, Path, bool]], one_student: bool) -> dict[str, list[tuple[Path, bool]]]:
+    """{the name a student is shown by: their (folder, whether it is one copy)}: a student is a name in a
+    folder (the folder above a copy given itself), so the same name under two folders is two students, shown
+    with their folder's name; two names that print alike are two students too, each shown with a hash."""
+    grouped: dict[tuple[str, str], list] = {}
+    for name, folder, one_copy in students:
+        holder = "" if one_student else os.path.dirname(os.path.abspath(folder.parent if one_copy else folder))
+        grouped.setdefault((name, holder), []).append((folder, one_copy))
+    names = {}
+    for name, holder in grouped:
+        shown = printable_name(name)
+        if sum(other == name for other, _ in grouped) > 1:  # one name in several folders: say which
+            shown = f"{printable_name(os.path.basename(holder))}/{shown}"
+        names[name, holder] = shown
+    printed = [shown for shown in names.values()]
+    for key, shown in names.items():
+        if printed.count(shown) > 1:  # alike in print, not in bytes
+            raw = key[0].encode("utf-8", "surrogatepass") + b"\0" + key[1].encode("utf-8", "surrogatepass")
+            names[key] = f"{shown} ~{hashlib.sha256(raw).hexdigest()[:6]}"
+    return {names[key]: folders for key, folders in grouped.items()}
+
+
 COPY_DEPTH = 8  # how deep under a student's folder a copy is looked for (a repository's sNN/agent.py is 2)
 
 
@@ -862,16 +890,6 @@ def _agents_under(folder: Path) -> list[Path]:
                 elif entry.name == "agent.py":
                     found.append(Path(entry.path))
     return sorted(found)
-
-
-def _holds_stage_folder(path: Path) -> bool:
-    """Whether a copy (sNN/agent.py) is directly in the folder: a student's folder named s01 that holds
-    copies of its own does not make the class folder one student's."""
-    try:
-        return any(STAGE_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)
-                   and os.path.isfile(os.path.join(entry.path, "agent.py")) for entry in os.scandir(path))
-    except OSError:
-        return False
 
 
 def printable_name(name: str) -> str:

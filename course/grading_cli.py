@@ -129,6 +129,10 @@ def do_grade(args, _) -> int:
         raise CourseError("grade takes the folders to grade (CLASS, or CLASS/*), or --repos ROSTER")
     grader_outside(paths)
     copies = grading.find_copies(paths, student=args.student)
+    if args.student is None and all(grading.STAGE_NAME.fullmatch(name) for name, *_ in copies):
+        # Said, never acted on: a class folder is read the same whatever its students named their folders.
+        print(f"note: every student found is named like a stage ({', '.join(sorted({name for name, *_ in copies}))}): "
+              "to grade one student's folder, give --student NAME", file=sys.stderr)
     if args.stages:
         wanted = set(args.stages.split(","))
         copies = [copy for copy in copies if copy[1] in wanted or not copy[1]]
