@@ -148,3 +148,13 @@ def test_a_module_reached_as_an_attribute_is_refused_by_the_region_check(body):
     text = textwrap.indent(body + "\n", "    ")
     problems = grading.region_problems(grading.Body(1, "agent.py", 10, text, False))
     assert problems and "is not for an exercise region" in problems[0]
+
+
+@pytest.mark.parametrize("reached", ["course.isolated.pickle.loads(data)", "json.codecs.marshal.loads(data)",
+                                     "pickle.loads(data)", "course.isolated.pickle.Unpickler"])
+def test_a_region_reaching_for_what_turns_bytes_into_calls_is_refused(reached):
+    """Unpickling runs what its bytes name (a pickle of builtins.exec is a call of exec), so a module that
+    unpickles is refused by the region check as the other modules that run code are. The check is a screen:
+    what such code could do is bounded by the confinement, which the other tests attack."""
+    body = grading.Body(1, "agent.py", 10, f"    data = b''\n    return {reached}\n", False)
+    assert any("is not for an exercise region" in problem for problem in grading.region_problems(body)), reached

@@ -247,3 +247,20 @@ def test_the_processes_of_a_copy_share_one_memory_bound(tmp_path):
     results = graded(tmp_path, "s00", {1: body}, limits=limits, jobs=1)
     lines = seen(results[1])
     assert lines and lines[0]["whole"] < 3 and lines[0]["killed"] >= 1, results[1].printed
+
+
+@needs_confinement
+def test_a_case_cannot_attach_to_the_worker_that_drives_the_cases(tmp_path):
+    """A case's fork attaching to its parent, the worker that drives every case and writes what each
+    observed, could forge the report; ptrace and the calls that read or write another process's memory
+    are refused in the child."""
+    body = """
+    import ctypes, json, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    attached = libc.ptrace(16, os.getppid(), None, None)  # PTRACE_ATTACH
+    errno_attach = ctypes.get_errno()
+    print(json.dumps({"attach": attached, "errno": errno_attach}))
+    return None"""
+    result = graded(tmp_path, "s00", {1: body})[1]
+    reports = seen(result)
+    assert reports and all(report["attach"] == -1 and report["errno"] == 13 for report in reports), result.printed
