@@ -1043,9 +1043,15 @@ def file_name(student: str) -> str:
 def spreadsheet_text(value):
     """A cell a spreadsheet shows as text: a student's folder named ``=HYPERLINK(...)`` is not run as a formula
     when the gradebook is opened (https://owasp.org/www-community/attacks/CSV_Injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if isinstance(value, str) and (value[:1] in ("=", "+", "-", "@", "\t", "\r")
+                                   or value.lstrip()[:1] in FORMULA_STARTS):
         return "'" + value
     return value
+
+
+# A formula's first character, after any blanks a spreadsheet may skip, in ASCII and as the full-width forms an
+# input method types (U+FF1D ＝, U+FF0B ＋, U+FF0D －, U+FF20 ＠), which a spreadsheet may take for them.
+FORMULA_STARTS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def summary_markdown(grades: list[CopyGrade]) -> str:

@@ -106,7 +106,8 @@ def test_names_cleaned_alike_keep_a_file_each(tmp_path):
     assert (tmp_path / "out" / "scorecards" / "ana_b-s00.txt").is_file()  # a plain name stays as it is
 
 
-FORMULAS = ['=HYPERLINK("https://example.com","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "=1+1"]
+FORMULAS = ['=HYPERLINK("https://example.com","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "=1+1", " =1+1",
+            "\uff1d1+1", " \uff0bSUM(A1)"]
 
 
 def test_no_text_cell_of_the_gradebook_starts_a_formula(tmp_path):
@@ -116,7 +117,7 @@ def test_no_text_cell_of_the_gradebook_starts_a_formula(tmp_path):
     assert [row["student"] for row in read] == ["'" + name for name in FORMULAS]
     assert all(row["reason"] == "'=1+1" for row in read)
     for row in read:
-        assert not any(value[:1] in ("=", "+", "-", "@", "\t", "\r") for value in row.values())
+        assert not any(value.lstrip()[:1] in grading.FORMULA_STARTS or value[:1] in ("\t", "\r") for value in row.values())
 
 
 FORGERY = "bob\x1b[2K\r\nbob  s00  3 of 3 points\x1b]8;;https://example.com\x07"
