@@ -18,6 +18,7 @@ resolver the file tools use too (course.paths). ``Gate.read_call()`` is where th
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -69,7 +70,7 @@ class Rule:
             for part in (path_and_folders(path) if folders else [path]))
 
     def fits(self, tool: str) -> bool:
-        return any(fnmatch.fnmatchcase(tool, glob) for glob in self.tool.split("|"))
+        return tool_fits(self.tool, tool)
 
     def found_in(self, call: "Call") -> str:
         """What of the call this rule matches, in words ("" if nothing). A command rule finds its program
@@ -103,6 +104,12 @@ class Rule:
 
     def __str__(self) -> str:
         return f"{self.decision} {self.tool} {self.pattern}"
+
+
+@functools.lru_cache(maxsize=4096)  # every rule asks it of every call: a thousand rules, a handful of tools
+def tool_fits(globs: str, tool: str) -> bool:
+    """Whether a rule's tool globs ("write_file|move_file", "*") name the tool."""
+    return any(fnmatch.fnmatchcase(tool, glob) for glob in globs.split("|"))
 
 
 def path_and_folders(path: str) -> list[str]:
