@@ -44,7 +44,7 @@ def test_a_case_that_busy_loops_is_counted_as_computing(tmp_path):
             pass""")
     assert reason.startswith(f"still running at the time limit ({SECONDS} s)"), reason
     assert cpu_seconds(reason) >= SECONDS / 4, reason
-    if cpu_seconds(reason) >= SECONDS / 2:
+    if cpu_seconds(reason) >= SECONDS / 2 + 0.05:  # the reason rounds to a tenth: 1.96 s is shown as 2.0
         assert "computing all along" in reason and "does a loop never end?" in reason, reason
 
 
