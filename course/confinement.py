@@ -1362,6 +1362,12 @@ RET_EOPNOTSUPP, RET_ENOSYS = 0x00050000 | errno.EOPNOTSUPP, 0x00050000 | errno.E
 # fails as unsupported, the answer of a file system without it: glibc's posix_fallocate then writes the
 # blocks itself (https://man7.org/linux/man-pages/man3/posix_fallocate.3.html), which the bounds see.
 PREALLOCATE_CALLS = {"x86_64": (285,), "aarch64": (47,)}
+# prlimit64 sets the limits of any process of the same user: run as root, a command could give the harness,
+# its own supervisor (which then cannot end what the command left) or any root process of the machine a
+# file-size or open-files limit of 0. Only its own limits may change (pid 0: what setrlimit and getrlimit
+# call, https://man7.org/linux/man-pages/man2/getrlimit.2.html). x86_64 302, aarch64 261 (the kernel's tables:
+# arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h).
+OWN_PROCESS_ONLY = {"x86_64": (302,), "aarch64": (261,)}
 LOAD_WORD, JUMP_EQUAL, JUMP_AT_LEAST, RETURN = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
 AND = 0x54  # BPF_ALU|BPF_AND|BPF_K
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -1377,13 +1383,15 @@ class _SockFprog(ctypes.Structure):
 
 def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
                     mode_calls: Sequence[tuple] = (),
-                    unsupported: Sequence[int] = ()) -> list[tuple[int, int, int, int]]:
+                    unsupported: Sequence[int] = (),
+                    own_process_only: Sequence[int] = ()) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jump if true, jump if false, value): a system call of another
     architecture (or x32) is refused; each call in ``refused`` is refused; each call of ``unsupported``
     fails as one the file system does not support (EOPNOTSUPP); each call of ``mode_calls`` (number,
     index of its mode argument[, index of its flags]) is refused when the mode sets a bit of SET_ID_BITS
     (with flags: only when they make a file, MAKES_A_FILE), and one given as (number, None) fails as not
-    implemented (ENOSYS); socket() is allowed for the families of SOCKET_FAMILIES only. Everything else
+    implemented (ENOSYS); each call of ``own_process_only`` is allowed only on the caller itself (its first
+    argument, a process id, 0); socket() is allowed for the families of SOCKET_FAMILIES only. Everything else
     is allowed. A jump counts the instructions it skips, so jumps name their targets and the offsets are
     worked out at the end."""
     ALLOW, REFUSE, UNSUPPORTED, NOT_IMPLEMENTED = "allow", "refuse", "unsupported", "not implemented"
@@ -1396,6 +1404,7 @@ def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
                *((JUMP_EQUAL, UNSUPPORTED, 0, number) for number in unsupported),
                *((JUMP_EQUAL, NOT_IMPLEMENTED if call[1] is None else ("mode", index), 0, call[0])
                  for index, call in enumerate(mode_calls)),
+               *((JUMP_EQUAL, "own process", 0, number) for number in own_process_only),
                (JUMP_EQUAL, 0, ALLOW, socket_number),    # not socket(): allowed
                (LOAD_WORD, 0, 0, 16),                    # socket()'s first argument, the family
                *((JUMP_EQUAL, ALLOW, 0, family) for family in SOCKET_FAMILIES),
@@ -1408,6 +1417,8 @@ def seccomp_program(arch: int, socket_number: int, refused: Sequence[int],
         if flags:  # no new file asked for: the kernel ignores the mode
             program += [(LOAD_WORD, 0, 0, 16 + 8 * flags[0]), (AND, 0, 0, MAKES_A_FILE), (JUMP_EQUAL, ALLOW, 0, 0)]
         program += [(LOAD_WORD, 0, 0, 16 + 8 * argument), (AND, 0, 0, SET_ID_BITS), (JUMP_EQUAL, ALLOW, REFUSE, 0)]
+    target["own process"] = len(program)  # the process id's two words (args[0] at 16 and 20) both 0
+    program += [(LOAD_WORD, 0, 0, 16), (JUMP_EQUAL, 0, REFUSE, 0), (LOAD_WORD, 0, 0, 20), (JUMP_EQUAL, ALLOW, REFUSE, 0)]
     ends = {ALLOW: RET_ALLOW, REFUSE: RET_EACCES, UNSUPPORTED: RET_EOPNOTSUPP, NOT_IMPLEMENTED: RET_ENOSYS}
     for name, value in ends.items():
         target[name] = len(program)
@@ -1434,7 +1445,8 @@ def _refuse_unix_sockets() -> None:
     machine = os.uname().machine
     if machine not in SECCOMP_ARCHES:
         return  # said in the module's docstring: named unix sockets stay reachable there
-    program = seccomp_program(*SECCOMP_ARCHES[machine], unsupported=PREALLOCATE_CALLS[machine])
+    program = seccomp_program(*SECCOMP_ARCHES[machine], unsupported=PREALLOCATE_CALLS[machine],
+                              own_process_only=OWN_PROCESS_ONLY[machine])
     instructions = (_SockFilter * len(program))(*(_SockFilter(*instruction) for instruction in program))
     fprog = _SockFprog(len(program), instructions)
     _check(_libc().prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog),

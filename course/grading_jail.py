@@ -571,7 +571,8 @@ def filter_program(machine: str, namespaces: bool) -> list[tuple[int, int, int, 
     refused = (*refused, *WATCHING_CALLS[machine])
     if not namespaces:
         refused = (*refused, *confinement.METADATA_CALLS[machine], *IPC_CALLS[machine])
-    return confinement.seccomp_program(arch, socket_number, refused, mode_calls, confinement.PREALLOCATE_CALLS[machine])
+    return confinement.seccomp_program(arch, socket_number, refused, mode_calls, confinement.PREALLOCATE_CALLS[machine],
+                                       confinement.OWN_PROCESS_ONLY[machine])
 
 
 # ptrace, process_vm_readv and process_vm_writev read or change another process of the child's own: a case

@@ -8,6 +8,7 @@ failure could pass because the command was broken; the control shows it was not.
 from __future__ import annotations
 
 import errno
+import resource
 import os
 import shlex
 import shutil
@@ -190,7 +191,8 @@ def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E, arg
     """What the filter returns for one system call: the program run as the kernel would run it.
     ``family`` is the first argument (socket's), ``args`` all of them when given."""
     arguments = args or (family,)
-    data = {0: nr, 4: arch, **{16 + 8 * index: value for index, value in enumerate(arguments)}}
+    data = {0: nr, 4: arch, **{16 + 8 * index: value & 0xFFFFFFFF for index, value in enumerate(arguments)},
+            **{20 + 8 * index: value >> 32 for index, value in enumerate(arguments)}}  # each argument's two words
     index, loaded = 0, 0
     while True:
         code, jump_true, jump_false, value = program[index]
@@ -239,6 +241,37 @@ def test_io_uring_and_vsock_are_refused_inside(confined, box):
                      "except OSError as error:\n    print('vsock', error.errno)")
     finished = run(command, box)
     assert "io_uring -1 13" in finished.output and "vsock 13" in finished.output, finished.output
+
+
+def test_prlimit_is_allowed_on_the_command_itself_only():
+    """The filter read as data: prlimit64 with pid 0 (setrlimit and getrlimit) passes; any other pid, in
+    either word of the argument, is refused."""
+    program = confine.seccomp_program(*confine.SECCOMP_ARCHES["x86_64"], own_process_only=confine.OWN_PROCESS_ONLY["x86_64"])
+    assert outcome(program, 302, args=(0, 7, 0, 0)) == confine.RET_ALLOW
+    for pid in (1, 4242, 1 << 32, (1 << 32) | 1):
+        assert outcome(program, 302, args=(pid, 7, 0, 0)) == confine.RET_EACCES, pid
+    assert outcome(program, 160, args=(4242,)) == confine.RET_ALLOW  # setrlimit: the caller's own, always
+
+
+def test_a_command_cannot_change_the_limits_of_a_process_outside(confined, box):
+    """Run as root, a command could set any root process's limits (the harness's, its supervisor's, the
+    machine's): an open-files limit of 0 on its supervisor left what it started running. Inside, prlimit on
+    another process is refused and the process keeps its limits; the command's own limits still change."""
+    outside = subprocess.Popen(["sleep", "30"])
+    try:
+        before = resource.prlimit(outside.pid, resource.RLIMIT_NOFILE)
+        command = python("import resource\n"
+                         "try:\n"
+                         f"    resource.prlimit({outside.pid}, resource.RLIMIT_NOFILE, (3, 3)); print('changed')\n"
+                         "except OSError as error: print('refused', error.errno)\n"
+                         "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
+                         "print('own', resource.getrlimit(resource.RLIMIT_NOFILE))")
+        inside = run(command, box).output
+        assert f"refused {errno.EACCES}" in inside and "own (100, 100)" in inside, inside
+        assert resource.prlimit(outside.pid, resource.RLIMIT_NOFILE) == before
+    finally:
+        outside.kill()
+        outside.wait()
 
 
 def test_blocks_are_reserved_only_by_writing_them(confined, box):
