@@ -569,6 +569,41 @@ SECRETS = (
     "credentials",
     ".config/sops/age",  # age's keys for SOPS, keys.txt (https://github.com/getsops/sops#encrypting-using-age)
     ".config/solana/id.json",  # Solana's default keypair (https://docs.solanalabs.com/cli/wallets/file-system)
+    # Agents' own logins: Claude Code's OAuth token on Linux (https://code.claude.com/docs/en/authentication),
+    # Gemini CLI's cached OAuth token (https://github.com/google-gemini/gemini-cli/pull/1122), Copilot's
+    # oauth_token in apps.json and hosts.json (https://github.com/CopilotC-Nvim/CopilotChat.nvim/issues/326).
+    ".claude/.credentials.json", ".gemini/oauth_creds.json", ".config/github-copilot",
+    # Claude Code's ~/.claude.json: the account, and the servers `claude mcp add --env KEY=...` wrote with their keys
+    # (https://code.claude.com/docs/en/mcp, local and user scopes).
+    ".claude.json",
+    ".config/hcloud/cli.toml",  # Hetzner Cloud's tokens (https://github.com/hetznercloud/cli/blob/main/docs/reference/manual/hcloud_config.md)
+    ".config/glab-cli/config.yml",  # GitLab CLI's token (https://manpages.debian.org/unstable/glab/glab-config-set.1.en.html)
+    ".mc/config.json",   # MinIO client's access and secret keys (https://min.io/docs/minio/linux/reference/minio-mc/mc-alias-set.html)
+    ".dbt/profiles.yml",  # dbt's warehouse passwords (https://docs.getdbt.com/docs/configure-your-profile)
+    # sbt's and Ivy's repository passwords (https://www.scala-sbt.org/1.x/docs/Publishing.html#Credentials)
+    ".sbt/.credentials", ".ivy2/.credentials",
+    ".bundle/config",    # Bundler's gem source logins, BUNDLE_<HOST> (https://bundler.io/man/bundle-config.1.html)
+    ".passwd-s3fs",      # s3fs's keys (https://manpages.ubuntu.com/manpages/jammy/man1/s3fs.1.html, AUTHENTICATION)
+    ".snowflake/connections.toml",  # Snowflake's passwords (https://docs.snowflake.com/en/developer-guide/snowflake-cli/connecting/configure-connections)
+    ".local/share/atuin/key",  # atuin's sync encryption key (https://docs.atuin.sh/configuration/config/#key_path)
+    ".aliyun/config.json",  # Alibaba Cloud's AccessKey secrets (https://www.alibabacloud.com/help/en/cli/configure-credentials)
+    ".config/scw/config.yaml",  # Scaleway's secret_key (https://www.scaleway.com/en/developers/cli/config)
+    # NuGet's user config, with a feed's ClearTextPassword (https://learn.microsoft.com/en-us/nuget/reference/cli-reference/cli-ref-sources)
+    ".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config",
+    # Netlify CLI's token, and the older netlifyctl's (https://github.com/netlify/netlify-credential-helper/pull/32)
+    ".netlify/config.json", ".config/netlify",
+    # Wrangler's OAuth token, at its legacy and XDG places (https://github.com/cloudflare/workers-sdk/issues/526)
+    ".wrangler/config/default.toml", ".config/.wrangler/config",
+    # firebase-tools' login (https://github.com/firebase/firebase-tools/issues/181)
+    ".config/configstore/firebase-tools.json",
+    # Firefox's saved logins, the key that decrypts them, and its cookies, in each profile under ~/.mozilla/firefox
+    # (https://support.mozilla.org/en-US/kb/profiles-where-firefox-stores-user-data)
+    ".mozilla/firefox/*/logins.json", ".mozilla/firefox/*/key4.db", ".mozilla/firefox/*/cookies.sqlite",
+    # Chrome's and Chromium's saved logins and cookies, in each profile (Default, Profile 1...) of their user data
+    # folder (https://chromium.googlesource.com/chromium/src/+/main/docs/user_data_dir.md; the files' names and Cookies'
+    # move to Network/: https://github.com/moonD4rk/HackBrowserData/blob/main/rfcs/002-chromium-data-storage.md).
+    *(f".config/{browser}/*/{name}" for browser in ("google-chrome", "chromium")
+      for name in ("Login Data", "Cookies", "Network/Cookies")),
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -852,6 +887,36 @@ RUN_LATER = {
     ".bunfig.toml": "bun runs the preload scripts it names before every run and test (https://bun.sh/docs/runtime/bunfig)",
     ".config/opencode": "opencode loads the plugins and starts the servers it names at every start (https://opencode.ai/docs/plugins/)",
     ".config/zed": "Zed runs the tasks and language servers its settings name (https://zed.dev/docs/configuring-zed)",
+    # Claude Code starts the MCP servers of ~/.claude.json's local and user scopes (https://code.claude.com/docs/en/mcp).
+    ".claude.json": "Claude Code starts the servers it names, in every project or in the one it lists them under",
+    # R reads .Renviron (whose R_PROFILE_USER names the R file it runs) and .Rprofile in the folder it starts in
+    # (https://stat.ethz.ch/R-manual/R-devel/library/base/html/Startup.html).
+    ".Renviron": "R sets the environment it names at every start in the folder (R_PROFILE_USER: the code R runs)",
+    # What a git hook runs at the next commit: lint-staged's and commitlint's configs, as JavaScript in their
+    # .js, .cjs, .mjs forms (https://github.com/lint-staged/lint-staged#configuration,
+    # https://commitlint.js.org/reference/configuration.html).
+    **dict.fromkeys((".lintstagedrc*", "lint-staged.config.*"),
+                    "lint-staged runs the commands it names, and runs it as JavaScript, at the next commit"),
+    **dict.fromkeys(("commitlint.config.*", ".commitlintrc*"),
+                    "commitlint runs it as JavaScript at the next commit, from its git hook"),
+    # What editor extensions load on opening and saving, as ESLint's and Prettier's are: Stylelint's
+    # (https://stylelint.io/user-guide/configure/, run by its VS Code extension), the Svelte language server's, which
+    # loads svelte.config.js for its preprocessors (https://github.com/sveltejs/language-tools/issues/1683).
+    **dict.fromkeys(("stylelint.config.*", ".stylelintrc.js", ".stylelintrc.cjs", ".stylelintrc.mjs"),
+                    "Stylelint runs it as JavaScript at every run, which editors start on every open and save"),
+    "svelte.config.*": "the Svelte editor extension runs it as JavaScript on opening the folder",
+    # Helix starts the language servers a workspace's .helix/languages.toml names (https://docs.helix-editor.com/languages.html).
+    ".helix": "Helix starts the language servers its languages.toml names on opening a file beneath it",
+    # A VS Code workspace file holds settings and tasks, run on opening it as .vscode's are
+    # (https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces).
+    "*.code-workspace": "VS Code runs its tasks (runOn: folderOpen) and the programs its settings name on opening it",
+    ".config/starship.toml": "starship runs its custom modules' commands at every prompt (https://starship.rs/config/#custom-commands)",
+    ".config/kitty": "kitty runs the session its kitty.conf names (startup_session: launch a program) at every start "
+                     "(https://sw.kovidgoyal.net/kitty/launch/)",
+    # Options every curl and wget reads first: where to write what they fetch, what to send (curl's --config and -q,
+    # https://curl.se/docs/manpage.html#-K; https://www.gnu.org/software/wget/manual/html_node/Wgetrc-Commands.html).
+    ".curlrc": "curl takes options from it at every run: a file it writes or sends, a header it adds",
+    ".wgetrc": "wget takes commands from it at every run: where it writes what it fetches",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 

@@ -422,7 +422,21 @@ def test_a_key_written_over_an_ordinary_file_is_hidden_from_the_next_check_on(re
 OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_netrc", ".dev.vars",
                        "worker/.dev.vars.staging", "local.settings.json", "functions/api/local.settings.json",
                        "kubeconfig", "clusters/prod.kubeconfig", "credentials", "backup/aws/credentials",
-                       ".config/sops/age/keys.txt", ".config/solana/id.json", "_netrc.bak", "local.settings.json~"]
+                       ".config/sops/age/keys.txt", ".config/solana/id.json", "_netrc.bak", "local.settings.json~",
+                       # agents', clouds', registries' and browsers' logins, each where its tool keeps it
+                       ".claude/.credentials.json", ".claude.json", ".gemini/oauth_creds.json",
+                       ".config/github-copilot/apps.json", ".config/github-copilot/hosts.json",
+                       ".config/hcloud/cli.toml", ".config/glab-cli/config.yml", ".mc/config.json", ".dbt/profiles.yml",
+                       ".sbt/.credentials", ".ivy2/.credentials", ".bundle/config", ".passwd-s3fs", ".passwd-s3fs~",
+                       ".snowflake/connections.toml", ".local/share/atuin/key", ".aliyun/config.json",
+                       ".config/scw/config.yaml", ".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config",
+                       ".netlify/config.json", ".config/netlify/config.json", ".wrangler/config/default.toml",
+                       ".config/.wrangler/config/default.toml", ".config/configstore/firebase-tools.json",
+                       ".mozilla/firefox/ab12cd34.default-release/logins.json",
+                       ".mozilla/firefox/ab12cd34.default-release/key4.db",
+                       ".mozilla/firefox/ab12cd34.default-release/cookies.sqlite",
+                       ".config/google-chrome/Default/Login Data", ".config/google-chrome/Profile 1/Cookies",
+                       ".config/chromium/Default/Network/Cookies", "home/ana/.config/chromium/Default/Login Data"]
 
 
 @pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)
@@ -433,7 +447,11 @@ def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
 
 
 @pytest.mark.parametrize("path", ["deploy/prod.env.example", "docs/credentials.md", "kubeconfig.md", "key.txt",
-                                  "settings.json", "solana/notes.json", "netrc.md"])
+                                  "settings.json", "solana/notes.json", "netrc.md",
+                                  # beside the logins above: a project's own files of the same tools
+                                  ".claude/settings.json", ".gemini/settings.json", "profiles.yml", "config.json",
+                                  ".mozilla/firefox/profiles.ini", ".config/google-chrome/Default/Bookmarks",
+                                  ".bundle/notes.md", ".netlify/state.json", "docs/login-data.md"])
 def test_what_is_only_named_like_them_is_still_read(world, path):
     (world / path).parent.mkdir(parents=True, exist_ok=True)
     (world / path).write_text("notes\n")

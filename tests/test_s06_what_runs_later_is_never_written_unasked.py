@@ -147,6 +147,15 @@ FAMILIES = {
     "a Prettier rc as JavaScript": ".prettierrc.cjs", "a Prettier rc naming plugins": ".prettierrc.json",
     "a perldb": ".perldb", "a psqlrc": ".psqlrc", "a screenrc": ".screenrc", "a bashrc.d script": ".bashrc.d/x.sh",
     "a program first on PATH": ".local/bin/git",
+    # R's, git hooks' tools', editor extensions', and home folders' startup files (course.paths names the source of each)
+    "an Renviron": ".Renviron", "a lint-staged rc as JavaScript": ".lintstagedrc.js",
+    "a lint-staged config": "web/lint-staged.config.mjs", "a lint-staged rc": ".lintstagedrc",
+    "a commitlint config": "commitlint.config.ts", "a commitlint rc": ".commitlintrc.cjs",
+    "a Stylelint config": "stylelint.config.cjs", "a Stylelint rc as JavaScript": ".stylelintrc.mjs",
+    "a Svelte config": "svelte.config.js", "Helix's language servers": ".helix/languages.toml",
+    "Helix's workspace config": ".helix/config.toml", "a VS Code workspace file": "project.code-workspace",
+    "starship's prompt": ".config/starship.toml", "kitty's config": ".config/kitty/kitty.conf",
+    "a curlrc": ".curlrc", "a wgetrc": ".wgetrc",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -181,9 +190,21 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "python-version.txt", "site_packages.md", "build.rs", "crates/x/build.rs", "lefthook.md",
                                   "docs/eslint.md", "mypy.ini.example", "pylintrc.md", "login.txt", "pyproject.md",
                                   "docs/tox.ini.md", "rust-toolchain.md", "prettier.md", "tailwind.md", "local/bin/tool",
-                                  "bin/git", "opencode.md", "qwen.txt", "bashrc.d.md"])
+                                  "bin/git", "opencode.md", "qwen.txt", "bashrc.d.md",
+                                  # configs only a command the user runs loads (a test runner, a bundler, a build)
+                                  "jest.config.js", "vitest.config.ts", "vite.config.mjs", "babel.config.js",
+                                  ".babelrc.js", "postcss.config.cjs", ".stylelintrc.json", "docs/helix.md",
+                                  "code-workspace.md", "curlrc.md", "Renviron.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+
+
+def test_claude_codes_home_file_is_a_secret_and_what_runs_later_both():
+    """~/.claude.json holds the account and servers' keys (denied to every tool) and the servers Claude Code starts
+    (kept from a command, read-only, like .mcp.json)."""
+    assert course.paths.run_later(".claude.json") == ".claude.json"
+    assert course.paths.run_later("home/ana/.claude.json") == ".claude.json"
+    assert course.paths.run_later("claude.json") == ""
 
 
 def test_a_person_is_asked_and_shown_why(repository):
