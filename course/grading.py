@@ -486,7 +486,9 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
             extra.append(str(target))
         order = {"stage": stage, "package": PACKAGE, "module": module, "cases": jobs, "probe_files": extra,
                  "readable": [str(probes_folder)] if extra else []}
-        (job / "copy" / "job.json").write_text(json.dumps(order), encoding="utf-8")
+        # Beside the copy, not in it: the child reads it before its confinement begins, and then cannot (the
+        # copy's folder stays readable, and every case's inputs in it would let a case answer from the others).
+        (job / "job.json").write_text(json.dumps(order), encoding="utf-8")
         started = time.perf_counter()
         code = grading_jail.run(job, options.limits, options.confine)
         seconds = time.perf_counter() - started

@@ -133,7 +133,7 @@ def stages_readable() -> bool:
 
 
 def run(job: Path, limits: Limits, confine: bool) -> int:
-    """Run the job in ``job`` (job/copy holds job.json and the package; job/work/scratch is the only writable
+    """Run the job in ``job`` (job/job.json says what to run, job/copy holds the package; job/work/scratch is the only writable
     folder) and return the supervisor's exit code: 0, TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED or
     WROTE_TOO_MUCH (then job/work/over-quota.txt says what was passed)."""
     (job / "work" / SCRATCH).mkdir(exist_ok=True)
@@ -373,7 +373,7 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
         os._exit(SETUP_FAILED)
     copy, reports = job / "copy", job / "work"
     work = reports / SCRATCH
-    order = json.loads((copy / "job.json").read_text(encoding="utf-8"))
+    order = json.loads((job / "job.json").read_text(encoding="utf-8"))
     # What the grader reads back is opened here, outside the scratch folder, where the copy cannot open it
     # again (it may write to these two descriptors, each bounded by RLIMIT_FSIZE).
     printed = os.open(reports / "printed.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -463,6 +463,9 @@ def _one_case(index: int, case: dict, order: dict, module, folder: Path, observa
     """In the fork of one case: drive it, write its one line, and end (never returning to the loop)."""
     try:
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # This fork knows its own case only: with the others' inputs in reach, a copy could answer a case from
+        # the case it is drawn beside (the same calls and one round more) without doing the exercise.
+        order["cases"].clear()
         try:
             found = probes.probes_for(order["stage"], case["exercise"], order.get("probe_files", []))
             observed = found[case["probe"]].drive(module, case["params"], folder)

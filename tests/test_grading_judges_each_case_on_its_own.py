@@ -117,7 +117,7 @@ def test_the_copy_cannot_see_the_seed(tmp_path):
                     seen.append(f"{found}: {error}")
         print("\\n".join(seen))
         return None""", seed=seed, check_regions=False)  # the confinement alone is what holds
-    assert "job.json" in result.printed  # it did look around
+    assert "agent.py" in result.printed  # it did look around
     assert str(seed) not in result.printed
 
 
@@ -135,3 +135,35 @@ def test_a_copy_that_reports_too_much_fails_that_exercise_in_one_line(tmp_path):
     assert result.points == 0
     assert f"reported more than {grading.OBSERVATIONS_CAP >> 20} MB of observations" in result.reason
     assert "\n" not in result.reason
+
+
+@needs_confinement
+def test_a_case_sees_no_other_cases_inputs_on_disk_or_in_memory(tmp_path):
+    """Cases are drawn in related sets (one is another plus a round), so a case that could read the others'
+    inputs could answer from them without doing the exercise. The job's file lies beside the copy, out of the
+    child's reach once it is confined, and each case's fork keeps its own case only: neither the file nor
+    the heap holds another case's parameters."""
+    result = graded(tmp_path, "peeks", """
+        import gc, json
+        from pathlib import Path
+        seen = {"files": sorted(str(path) for path in Path("../..").rglob("*.json"))}
+        try:
+            seen["job"] = Path("../../job.json").read_text()[:100]
+        except OSError as error:
+            seen["job"] = type(error).__name__
+        import sys
+        frame, held = sys._getframe(), []  # the frames that drive this case, up to the worker's loop
+        while frame is not None:
+            held += [value for value in frame.f_locals.values() if isinstance(value, dict) and "cases" in value]
+            frame = frame.f_back
+        gc.unfreeze()  # what the worker froze before forking is out of get_objects' sight otherwise
+        held += [item for item in gc.get_objects() if isinstance(item, dict) and "cases" in item]
+        seen["cases_in_memory"] = [len(item["cases"]) for item in held if isinstance(item["cases"], list)]
+        print("PEEK " + json.dumps(seen))
+        return None""", check_regions=False)  # the confinement and the fork alone are what hold
+    peeks = [json.loads(line[5:]) for line in result.printed.splitlines() if line.startswith("PEEK ")]
+    assert peeks, result.printed
+    for seen in peeks:
+        assert seen["job"] in ("PermissionError", "FileNotFoundError"), seen
+        assert not any(name.endswith("job.json") for name in seen["files"]), seen
+        assert seen["cases_in_memory"] and all(count == 0 for count in seen["cases_in_memory"]), seen
