@@ -477,11 +477,39 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
     try:
         return _fork_supervisor(plan, output_cap)
     finally:
-        for group in plan.groups:  # every process of the command has ended: the group is empty
+        for group in plan.groups:
+            _end_what_is_left_in(group)
             try:
                 os.rmdir(group)
             except OSError:
                 pass
+
+
+def _end_what_is_left_in(group: str) -> None:
+    """End every process still in the command's cgroup. The supervisor ends what the command left by walking
+    its descendants through /proc; a process it did not find, or a supervisor kept from looking, leaves one
+    running after the call, with the workspace writable while the file tools work in it. The cgroup holds
+    every process the command started, however it forked: cgroup v2's cgroup.kill ends them all at once
+    (https://docs.kernel.org/admin-guide/cgroup-v2.html#core-interface-files); elsewhere each is killed."""
+    try:
+        with open(os.path.join(group, "cgroup.kill"), "w") as kill:
+            kill.write("1")
+    except OSError:
+        pass
+    for _ in range(100):
+        try:
+            with open(os.path.join(group, "cgroup.procs")) as procs:
+                left = [int(pid) for pid in procs.read().split()]
+        except (OSError, ValueError):
+            return
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
 
 
 def _fork_supervisor(plan: _Plan, output_cap: int) -> Finished:
