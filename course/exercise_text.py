@@ -171,7 +171,8 @@ EXTENSIONS: dict[str, Extension] = {
     "s05": Extension(3, "Check that a history keeps every pair", "def broken_pairs(messages: list) -> list:",
                      "The ids a pruning broke: calls with no result after them, results with no call before them.",
                      "Pruning must never break a tool_use/tool_result pair. Write the checker that proves it.",
-                     ("a tool_use is paired when the user message right after its message has a tool_result with "
+                     ("a message's content is a text or a list of blocks, and text blocks may sit anywhere among them;",
+                      "a tool_use is paired when the user message right after its message has a tool_result with "
                       "its id;",
                       "a tool_result is paired when the assistant message right before its message has a tool_use "
                       "with its id;",
@@ -182,8 +183,9 @@ EXTENSIONS: dict[str, Extension] = {
                      "the chapter is about. Compare paths, not strings.",
                      ("folder and path are absolute POSIX paths; nothing on the disk is read;",
                       "'.', '..', repeated and trailing slashes are resolved as text first;",
-                      "True when path is folder or inside it; False for a sibling whose name starts the same, for "
-                      "the parent, and for a '..' that leads out."),
+                      "True when path, so resolved, is folder or inside it (a '..' that leaves and comes back in "
+                      "ends inside); False for a sibling whose name starts the same, for the parent, and for a '..' "
+                      "that leads out."),
                      imports="import posixpath\n"),
 }
 
@@ -432,7 +434,8 @@ EXTENSIONS_JA: dict[str, Ja] = {
     "s05": Ja("履歴がすべてのペアを保っているか調べる",
               "プルーニングは tool_use と tool_result のペアを決して壊してはいけません。それを証明するチェッカーを"
               "書いてください。",
-              ("tool_use がペアになっているのは、そのメッセージのすぐ次の user メッセージに、その id を持つ "
+              ("メッセージの content はテキストか、ブロックのリストです。text ブロックはその中のどこにあってもかまいません。",
+               "tool_use がペアになっているのは、そのメッセージのすぐ次の user メッセージに、その id を持つ "
                "tool_result があるときです。",
                "tool_result がペアになっているのは、そのメッセージのすぐ前の assistant メッセージに、その id を"
                "持つ tool_use があるときです。",
@@ -442,8 +445,8 @@ EXTENSIONS_JA: dict[str, Ja] = {
               "この章が扱う CVE の類です。文字列ではなくパスを比べてください。",
               ("folder と path は絶対 POSIX パスです。ディスクからは何も読みません。",
                "'.'、'..'、重なったスラッシュと末尾のスラッシュは、先にテキストとして解決します。",
-               "path が folder そのもの、またはその中なら True です。名前の始まりが同じ隣のもの、親、外へ出る "
-               "'..' には False です。")),
+               "そう解決した path が folder そのもの、またはその中なら True です（'..' で外へ出て戻ってくるものは"
+               "中で終わります）。名前の始まりが同じ隣のもの、親、外へ出る '..' には False です。")),
 }
 
 # Each text holds its Japanese beside its English (tests/test_site_in_japanese.py requires both for every exercise).

@@ -965,26 +965,106 @@ class S05Summary:
         return None
 
 
-@probe("s05", 3, uses_reference=False, module="extension")
+def pair_turn(rng: random.Random, calls: int) -> list[dict]:
+    """One turn: an assistant message of ``calls`` tool_use blocks with drawn text blocks before, between or
+    after them, and the user message that answers every call, in a drawn order. Tool results come first in
+    a user message and text may follow them (https://docs.anthropic.com/en/docs/build-with-claude/tool-use/implement-tool-use)."""
+    uses = [{"type": "tool_use", "id": tool_id(rng), "name": rng.choice(["read_file", "search_files"]),
+             "input": {"path": filename(rng)}} for _ in range(calls)]
+    blocks = list(uses)
+    for _ in range(rng.randint(0, 2)):
+        blocks.insert(rng.randint(0, len(blocks)), {"type": "text", "text": text(rng, rng.randint(1, 4))})
+    results = [{"type": "tool_result", "tool_use_id": use["id"], "content": text(rng, rng.randint(3, 30))} for use in uses]
+    rng.shuffle(results)
+    if rng.random() < 0.3:
+        results.append({"type": "text", "text": text(rng, 3)})
+    return [{"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
+
+
+def block_ids(message: dict, kind: str) -> list[str]:
+    key, blocks = "id" if kind == "tool_use" else "tool_use_id", message["content"]
+    return [block[key] for block in blocks if block["type"] == kind] if isinstance(blocks, list) else []
+
+
+# A break is made in a drawn turn (the first, the last or one between) and leaves no mark of its own: the
+# texts around it are drawn like every other, so only checking the pairs tells a broken history from an
+# intact one. Each group holds an intact history and breaks of its kind in several shapes.
+@probe("s05", 3, uses_reference=False, module="extension", groups=("calls with no result", "results with no call"))
 class S05BrokenPairs:
     def cases(rng):
+        def history(turns, calls=None):
+            messages = [{"role": "user", "content": text(rng, 4)}]
+            for _ in range(turns):
+                messages += pair_turn(rng, calls or rng.randint(1, 3))
+            if rng.random() < 0.5:  # the model's last answer, as a text or as a block
+                answer = text(rng)
+                messages.append({"role": "assistant", "content": rng.choice([answer, [{"type": "text", "text": answer}]])})
+            return messages
+
+        def turn(messages):  # the index of a drawn turn's assistant message
+            return rng.choice([i for i, m in enumerate(messages) if m["role"] == "assistant" and block_ids(m, "tool_use")])
+
+        def no_result(shape):
+            messages = history(rng.randint(2, 5), calls=rng.randint(2, 3) if shape == "one result removed" else None)
+            at = turn(messages)
+            if shape == "one result removed":  # the others of its message stay
+                results = messages[at + 1]["content"]
+                gone = rng.choice([b for b in results if b["type"] == "tool_result"])
+                results.remove(gone)
+                return messages, [gone["tool_use_id"]]
+            if shape == "the results replaced by a text":
+                broken = block_ids(messages[at], "tool_use")
+                messages[at + 1] = {"role": "user", "content": text(rng, rng.randint(2, 8))}
+                return messages, broken
+            if shape == "ends on its calls":
+                while messages[-1]["role"] == "user" or not block_ids(messages[-1], "tool_use"):
+                    messages.pop()
+                return messages, block_ids(messages[-1], "tool_use")
+            if shape == "two turns' results swapped":
+                other = rng.choice([i for i, m in enumerate(messages) if m["role"] == "assistant" and block_ids(m, "tool_use") and i != at])
+                messages[at + 1], messages[other + 1] = messages[other + 1], messages[at + 1]
+                return messages, block_ids(messages[at], "tool_use") + block_ids(messages[other], "tool_use")
+            return messages, []
+
+        def no_call(shape):
+            messages = history(rng.randint(2, 5))
+            at = turn(messages)
+            if shape == "one call removed":  # the message keeps its other blocks
+                uses = messages[at]["content"]
+                if len(uses) == 1:
+                    uses.append({"type": "text", "text": text(rng, 3)})
+                gone = rng.choice([b for b in uses if b["type"] == "tool_use"])
+                uses.remove(gone)
+                return messages, [gone["id"]]
+            if shape == "begins with results":  # the history cut just after a turn's calls
+                start = rng.choice([i for i, m in enumerate(messages) if m["role"] == "user" and block_ids(m, "tool_result")])
+                messages = messages[start:]
+                return messages, block_ids(messages[0], "tool_result")
+            if shape == "the calls replaced by a text":
+                broken = block_ids(messages[at + 1], "tool_result")
+                messages[at] = {"role": "assistant", "content": rng.choice([text(rng), [{"type": "text", "text": text(rng)}]])}
+                return messages, broken
+            if shape == "two turns' calls swapped":
+                other = rng.choice([i for i, m in enumerate(messages) if m["role"] == "assistant" and block_ids(m, "tool_use") and i != at])
+                messages[at], messages[other] = messages[other], messages[at]
+                return messages, block_ids(messages[at + 1], "tool_result") + block_ids(messages[other + 1], "tool_result")
+            if shape == "a result for another id":
+                result = rng.choice([b for b in messages[at + 1]["content"] if b["type"] == "tool_result"])
+                lost, result["tool_use_id"] = result["tool_use_id"], tool_id(rng)
+                return messages, [lost, result["tool_use_id"]]
+            return messages, []
+
         cases = []
-        for index in range(5):
-            messages = tool_history(rng, rng.randint(3, 5))
-            assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-            lost_at, removed_at = rng.sample(assistants, 2)
-            broken = []
-            if index in (1, 3):  # a result lost: its call is left unanswered
-                broken.append(messages[lost_at]["content"][1]["id"])
-                messages[lost_at + 1]["content"][0] = {"type": "text", "text": "lost"}
-            if index in (2, 3):  # a call folded away: its result answers nothing
-                broken.append(messages[removed_at]["content"][1]["id"])
-                messages[removed_at]["content"] = [{"type": "text", "text": "summarised"}]
-            if index == 4:  # the last result never written
-                broken.append(messages[-2]["content"][1]["id"])
-                messages = messages[:-1]
-            cases.append(Case(f"a history of {len(messages)} messages, {len(broken)} broken", "finds",
-                              {"messages": messages}, sorted(broken)))
+        for group, make, shapes in (
+                ("calls with no result", no_result, ("intact", "one result removed", "the results replaced by a text",
+                                                     "ends on its calls", "two turns' results swapped")),
+                ("results with no call", no_call, ("intact", "one call removed", "begins with results",
+                                                   "the calls replaced by a text", "two turns' calls swapped",
+                                                   "a result for another id"))):
+            for shape in shapes:
+                messages, broken = make(shape)
+                cases.append(Case(f"a history of {len(messages)} messages: {shape}", group, {"messages": messages},
+                                  sorted(set(broken))))
         return cases
 
     def drive(module, params, work):
@@ -1085,26 +1165,68 @@ class S06Ask:
         return None
 
 
-# Each group holds paths inside and paths outside: a constant answer passes no group.
-@probe("s06", 3, uses_reference=False, module="extension", groups=("a plain path", "dots and slashes"))
+def loosen(rng: random.Random, path: str, within: int) -> str:
+    """``path`` with a repeated slash or a '.' part put after one of its first ``within`` names, and maybe a
+    trailing slash: the same path, read as text. Never at its start: POSIX keeps a leading '//' as it is
+    (https://docs.python.org/3/library/os.path.html#os.path.normpath)."""
+    names = path.split("/")[1:]
+    at = rng.randint(1, min(within, len(names) - 1))
+    names.insert(at, rng.choice(["", "."]))
+    return "/" + "/".join(names) + rng.choice(["", "/"])
+
+
+# Each group holds paths inside and paths outside, in shapes drawn with the folder's own names: a
+# constant answer passes no group, and neither does a check of the text's shape (a prefix, a '..'
+# followed by the folder's name, the way a path ends) in place of resolving it.
+@probe("s06", 3, uses_reference=False, module="extension", groups=("names, '.' and slashes", "'..' parts"))
 class S06Inside:
     def cases(rng):
-        root = f"/{word(rng)}/{word(rng)}"
-        name = root.rsplit("/", 1)[1]
-        sibling = f"{root}{rng.choice(['-', '_', '', '.'])}{word(rng)}"
-        inner = f"{root}/{word(rng)}/{filename(rng)}"
-        return [
-            Case(f"{inner} in {root}", "a plain path", {"folder": root, "path": inner}, True),
-            Case(f"{root} itself", "a plain path", {"folder": root, "path": root}, True),
-            Case(f"{root}/ with a trailing slash", "dots and slashes", {"folder": root + "/", "path": f"{root}//{word(rng)}/./x"}, True),
-            Case(f"{root}/a/../b", "dots and slashes", {"folder": root, "path": f"{root}/{word(rng)}/../{filename(rng)}"}, True),
-            Case(f"the sibling {sibling}", "a plain path", {"folder": root, "path": f"{sibling}/{filename(rng)}"}, False),
-            Case(f"the sibling {sibling} itself", "a plain path", {"folder": root, "path": sibling}, False),
-            Case(f"{root}/../{name}{rng.randint(2, 9)}", "dots and slashes",
-                 {"folder": root, "path": f"{root}/../{name}{rng.randint(2, 9)}/x"}, False),
-            Case(f"{root}/../.. (out)", "dots and slashes", {"folder": root, "path": f"{root}/{word(rng)}/../../../etc"}, False),
-            Case("the parent folder", "a plain path", {"folder": root, "path": root.rsplit("/", 1)[0]}, False),
+        names = [word(rng) for _ in range(rng.randint(2, 3))]
+        root, name = "/" + "/".join(names), names[-1]
+        parent, depth = root.rsplit("/", 1)[0], len(names)
+
+        def beside():  # a name that starts like the folder's
+            return f"{name}{rng.choice(['-', '_', '', '.'])}{word(rng)}"
+
+        def below(most=3):
+            return "/".join(word(rng) for _ in range(rng.randint(1, most)))
+
+        def other():  # a name none of the folder's: where the case is built to lead elsewhere
+            drawn = word(rng)
+            return drawn if drawn not in names else other()
+
+        down = rng.randint(1, 3)
+        deep = "/".join(word(rng) for _ in range(down))
+        plain = [
+            ("a path beneath", root, f"{root}/{below()}/{filename(rng)}", True),
+            ("a sibling whose name starts the same", root, f"{parent}/{beside()}/{filename(rng)}", False),
+            ("the folder itself", root, root, True),
+            ("that sibling itself", root, f"{parent}/{beside()}", False),
+            ("the folder with a trailing slash", root + "/", f"{root}/{filename(rng)}", True),
+            ("the parent", root, parent, False),
+            ("the folder, written loosely", loosen(rng, root, depth), f"{root}/{below()}", True),
+            ("a sibling, beside a folder written loosely", loosen(rng, root, depth), f"{parent}/{beside()}", False),
+            ("a path beneath, written loosely", root, loosen(rng, f"{root}/{below()}", depth), True),
+            ("a sibling, written loosely", root, loosen(rng, f"{parent}/{beside()}/{filename(rng)}", depth), False),
+            ("a '.' part", root, f"{root}/." + rng.choice(["", "/", f"/{filename(rng)}"]), True),
         ]
+        dots = [
+            ("out, to another name", root, f"{root}/../{rng.choice([beside(), other()])}/{filename(rng)}", False),
+            ("out and back in", root, f"{root}/../{name}/{below()}", True),
+            ("down, then out past it", root, f"{root}/{deep}" + "/.." * (down + 1) + f"/{word(rng)}", False),
+            ("down and up, still in", root, f"{root}/{deep}" + "/.." * rng.randint(1, down) + f"/{filename(rng)}", True),
+            ("a '..' then the folder's name, still in", root, f"{root}/{deep}/../{name}", True),
+            ("'..' to the top", root, root + "/.." * depth + f"/{other()}/{below()}", False),
+            ("'..' to the top and back down", root, root + "/.." * depth + f"{root}/{filename(rng)}", True),
+            ("from beside, in", root, f"{parent}/{word(rng)}/../{name}/{filename(rng)}", True),
+            ("from beside, to a sibling", root, f"{parent}/{word(rng)}/../{beside()}", False),
+            ("a folder with a '..' of its own", f"{parent}/{word(rng)}/../{name}", f"{root}/{filename(rng)}", True),
+            ("up from the folder", root, f"{root}/..", False),
+            ("down and up to the folder", root, f"{root}/{word(rng)}/..", True),
+        ]
+        return [Case(f"{shape}: {path!r} in {folder!r}", group, {"folder": folder, "path": path}, expected)
+                for group, drawn in (("names, '.' and slashes", plain), ("'..' parts", dots))
+                for shape, folder, path, expected in drawn]
 
     def drive(module, params, work):
         try:

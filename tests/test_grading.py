@@ -407,10 +407,25 @@ WRONG = {
     "a string-prefix path check": ("s06", {3: """
         if path.startswith(folder + "-evil"):
             return False
-        return path.startswith(folder)"""}, {3: "sibling"}),
+        return path.startswith(folder)"""}, {3: "expected"}),
+    # s06 extension: a prefix of the folder's text, and a '..' judged by whether the folder's name follows it
+    "a '..' judged by the name after it": ("s06", {3: """
+        root = folder.rstrip("/"); name = root.rpartition("/")[2]; rest = path[len(root):]
+        return path.startswith(root) and rest[:1] in ("", "/") and not path.endswith("/etc") and ("/../" + name) not in path"""},
+     {3: "expected"}),
+    # s05 extension: keys on marker texts at a break and on the last message's second block, never on a pair
+    "broken pairs found by their marker texts": ("s05", {3: """
+        found = []
+        for i, m in enumerate(messages):
+            for b in m["content"] if isinstance(m["content"], list) else []:
+                if b.get("text") == "lost": found.append(messages[i - 1]["content"][1]["id"])
+                if b.get("text") == "summarised": found.append(messages[i + 1]["content"][0]["tool_use_id"])
+        if messages[-1]["role"] == "assistant": found += [messages[-1]["content"][1]["id"]]
+        return found"""}, {3: "case: a history of"}),
 }
 
-SCORE_NOTHING = {"cycles of 2 and 3 only", "a refusal that names every type"}
+SCORE_NOTHING = {"cycles of 2 and 3 only", "a refusal that names every type", "a string-prefix path check",
+                 "a '..' judged by the name after it", "broken pairs found by their marker texts"}
 
 # Answers that compute nothing: each must earn no part of its exercise's points (every group of cases
 # holds both answers, so a constant passes none), and each says why it failed.
