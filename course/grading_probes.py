@@ -968,7 +968,7 @@ class S05Summary:
 def pair_turn(rng: random.Random, calls: int) -> list[dict]:
     """One turn: an assistant message of ``calls`` tool_use blocks with drawn text blocks before, between or
     after them, and the user message that answers every call, in a drawn order. Tool results come first in
-    a user message and text may follow them (https://docs.anthropic.com/en/docs/build-with-claude/tool-use/implement-tool-use)."""
+    a user message and text may follow them (https://platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls)."""
     uses = [{"type": "tool_use", "id": tool_id(rng), "name": rng.choice(["read_file", "search_files"]),
              "input": {"path": filename(rng)}} for _ in range(calls)]
     blocks = list(uses)
