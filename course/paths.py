@@ -569,7 +569,8 @@ SECRETS = (
     "credentials",
     ".config/sops/age",  # age's keys for SOPS, keys.txt (https://github.com/getsops/sops#encrypting-using-age)
     ".config/solana/id.json",  # Solana's default keypair (https://docs.solanalabs.com/cli/wallets/file-system)
-    # Agents' own logins: Claude Code's OAuth token on Linux (~/.claude/.credentials.json, mode 600: https://github.com/rsnodgrass/claude-code-auth),
+    # Agents' own logins: Claude Code's OAuth token on Linux (~/.claude/.credentials.json, mode 600:
+    # https://github.com/rsnodgrass/claude-code-auth),
     # Gemini CLI's cached OAuth token (https://github.com/google-gemini/gemini-cli/pull/1122), Copilot's
     # oauth_token in apps.json and hosts.json (https://github.com/CopilotC-Nvim/CopilotChat.nvim/issues/326).
     ".claude/.credentials.json", ".gemini/oauth_creds.json", ".config/github-copilot",
