@@ -26,6 +26,7 @@ import course
 import course.confinement as confine
 import course.paths
 import course.workspace
+from helpers import cgroups_a_command_gets
 
 pytestmark = pytest.mark.stage()  # the support package's confinement: no stage is loaded
 
@@ -249,10 +250,7 @@ def test_a_hidden_file_stays_hidden_and_a_protected_one_read_only_at_a_second_mo
 def test_a_command_cannot_start_more_processes_than_the_limit_even_as_root(confined, tmp_path):
     """As root, RLIMIT_NPROC does not bind (the kernel exempts uid 0): 100 background sleeps all ran.
     A pids cgroup of the command's own bounds it where one can be made; as another user, the rlimit does."""
-    groups = confine._groups_of_its_own()
-    for group in set(groups.values()):
-        os.rmdir(group)
-    if "pids" not in groups and os.getuid() == 0:
+    if "pids" not in cgroups_a_command_gets() and os.getuid() == 0:
         pytest.skip("root, and no pids cgroup can be made here: the process limit is not enforced (said in the docs)")
     finished = confine.run_confined("i=0; while [ $i -lt 100 ]; do sleep 3 & i=$((i+1)); done; echo started", tmp_path)
     assert "cannot fork" in finished.output.lower() and "started" not in finished.output, finished.output
@@ -275,12 +273,8 @@ def test_a_command_that_spreads_its_memory_over_many_processes_is_held_to_one_bo
     """RLIMIT_AS bounds each process: six children of 40 MB each, all alive at once, all held it. A
     memory cgroup of the command's own bounds them together (64 MB here, so that the test is quick)
     where one can be made: the kernel ends one (the OOM killer, within the group) before six hold."""
-    if "memory" not in (groups := confine._groups_of_its_own()):
-        for group in set(groups.values()):
-            os.rmdir(group)
+    if "memory" not in cgroups_a_command_gets():
         pytest.skip("no memory cgroup can be made here: each process is bounded, the command is not (said in the docs)")
-    for group in set(groups.values()):
-        os.rmdir(group)
     (tmp_path / "spread.py").write_text(SPREAD)
     monkeypatch.setattr(confine, "COMMAND_MEMORY_LIMIT", 64 << 20)
     finished = confine.run_confined(f"{shlex.quote(PYTHON)} -I -S spread.py", tmp_path, timeout_s=20)
@@ -319,10 +313,7 @@ def test_a_process_the_supervisor_misses_is_ended_through_the_commands_cgroup(co
     a process it does not find) left one running after the call, free to race the file tools in the workspace.
     Every process the command started is in its cgroup, and that cgroup is emptied before the call returns.
     The supervisor's walk is switched off here (its fork inherits the patch), to stand for any way it misses."""
-    made = confine._groups_of_its_own()
-    for group in set(made.values()):
-        os.rmdir(group)
-    if not made:
+    if not cgroups_a_command_gets():
         pytest.skip("no cgroup of its own can be made here for a command")
     marker = f"{len(str(tmp_path))}{os.getpid()}"
     monkeypatch.setattr(confine, "_end_descendants", lambda spare_from_count: 0)

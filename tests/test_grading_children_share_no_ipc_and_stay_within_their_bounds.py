@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from course import confinement, grading, grading_jail
+from helpers import cgroups_a_command_gets
 from test_grading import ROOT, SEED, make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
@@ -143,10 +144,7 @@ def test_the_filter_without_namespaces_refuses_every_sysv_and_posix_queue_call()
 @needs_confinement
 def test_a_copy_run_as_root_cannot_start_more_processes_than_its_limit(tmp_path):
     if os.getuid() == 0:
-        groups = confinement._groups_of_its_own()
-        for folder in set(groups.values()):
-            os.rmdir(folder)
-        if "pids" not in groups:
+        if "pids" not in cgroups_a_command_gets():
             pytest.skip("run as root and no pids cgroup can be made here: the kernel exempts root from RLIMIT_NPROC")
     body = """
     import json, os, time
@@ -219,10 +217,7 @@ def test_a_file_swollen_outside_its_regions_is_refused_before_it_is_parsed(tmp_p
 def test_the_processes_of_a_copy_share_one_memory_bound(tmp_path):
     """Each process is held to the address space limit; all of them together to the same amount by a memory
     cgroup of the child's own: three processes of 200 MB each do not all fit in 512 MB."""
-    groups = confinement._groups_of_its_own()
-    for folder in set(groups.values()):
-        os.rmdir(folder)
-    if "memory" not in groups:
+    if "memory" not in cgroups_a_command_gets():
         pytest.skip("no memory cgroup can be made here: each process is bounded, not the copy")
     body = """
     import json, os, time
