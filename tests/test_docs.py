@@ -868,9 +868,18 @@ def test_a_japanese_query_finds_the_stop_chapter_and_the_switch_leads_to_its_twi
 
 
 def poll(ask, seconds: float = 10.0):
-    """What ``ask()`` answers once it answers something (the page's script runs on its own time)."""
+    """What ``ask()`` answers once it answers something (the page's script runs on its own time). A question
+    put while a click is loading the next page is answered by Chromium with "Inspected target navigated or
+    closed": that is no answer yet, and it is asked again."""
     import time
     deadline = time.monotonic() + seconds
-    while not (answer := ask()) and time.monotonic() < deadline:
+    while True:
+        try:
+            answer = ask()
+        except AssertionError as error:
+            if "navigated or closed" not in str(error):
+                raise
+            answer = None
+        if answer or time.monotonic() >= deadline:
+            return answer
         time.sleep(0.05)
-    return answer
