@@ -62,8 +62,12 @@ demo: $(BIN)/.installed
 # Two test processes (pytest-xdist), a test file to each at a time: a file's module fixtures (the site
 # build, the graded exercises, the ladder) are then made once. (--dist loadgroup would spread more finely,
 # but pytest-xdist 3.8 cannot group tests on pytest 9, whose node ids it no longer rewrites.)
+# Compiled bytecode is kept, in the environment's own folder rather than beside the sources: a machine
+# that sets PYTHONDONTWRITEBYTECODE (many containers do) would otherwise compile every module of the
+# course, and rewrite every test module's asserts, again in every process of every run.
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/bytecode \
+	  $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 docs: $(BIN)/.installed
 	$(BIN)/python -m mkdocs serve

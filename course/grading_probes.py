@@ -1419,10 +1419,13 @@ def _codes(code) -> list:
 
 
 def _files_of(module) -> list[str]:
-    """The module's source and every cached bytecode of it in its __pycache__ folder."""
+    """The module's source and every cached bytecode of it: in its __pycache__ folder, and where
+    PYTHONPYCACHEPREFIX puts it instead (sys.pycache_prefix, a tree that mirrors the source's path:
+    https://docs.python.org/3/library/sys.html#sys.pycache_prefix)."""
+    import importlib.util
     source = Path(module.__file__).resolve()
-    cache = source.parent / "__pycache__"
-    cached = sorted(str(path) for path in cache.glob(f"{source.stem}.*.pyc")) if cache.is_dir() else []
+    folders = {source.parent / "__pycache__", Path(importlib.util.cache_from_source(str(source))).parent}
+    cached = sorted(str(path) for folder in folders if folder.is_dir() for path in folder.glob(f"{source.stem}.*.pyc"))
     return [str(source), *cached]
 
 

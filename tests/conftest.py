@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -97,14 +98,19 @@ def stages_loaded_by(item) -> set[str]:
     function = getattr(item, "function", None)
     if function is None:
         return set()
-    try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError):
-        return set()
+    source = source_of(function)
     loaded = set(LITERAL_LOAD.findall(source)) | {name for name in item.fixturenames if name in STAGE_NAMES}
     parameters = getattr(getattr(item, "callspec", None), "params", {})
     loaded |= {parameters[name] for name in NAMED_LOAD.findall(source) if parameters.get(name) in STAGE_NAMES}
     return loaded
+
+
+@functools.lru_cache(maxsize=None)  # a parametrized test is one function for all its cases
+def source_of(function) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -342,3 +343,14 @@ def test_the_wall_stops_the_child_when_it_cannot_take_the_answer_out(walled):
     with pytest.raises(grading_probes.AnswerOutOfReach, match="cannot take an answer out of a tuple"):
         wall()
     assert type(kept[0]).__name__ == "function"  # still the answer itself: which is why the child stops
+
+
+def test_the_wall_covers_the_answers_bytecode_where_a_pycache_prefix_puts_it(tmp_path, monkeypatch):
+    import importlib.util
+    import course.offline.validation as answers
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "bytecode"))
+    cached = Path(importlib.util.cache_from_source(str(Path(answers.__file__).resolve())))
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"")
+    assert str(cached) in grading_probes._files_of(answers)
+    assert str(Path(answers.__file__).resolve()) in grading_probes._files_of(answers)
