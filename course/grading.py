@@ -485,7 +485,7 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
             target.write_bytes(Path(path).read_bytes())
             extra.append(str(target))
         order = {"stage": stage, "package": PACKAGE, "module": module, "cases": jobs, "probe_files": extra,
-                 "readable": [str(probes_folder)] if extra else []}
+                 "readable": [str(probes_folder)] if extra else [], "report_cap": OBSERVATIONS_CAP}
         # Beside the copy, not in it: the child reads it before its confinement begins, and then cannot (the
         # copy's folder stays readable, and every case's inputs in it would let a case answer from the others).
         (job / "job.json").write_text(json.dumps(order), encoding="utf-8")
@@ -508,6 +508,8 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
                     continue
                 if "import_error" in item and not import_error:
                     import_error = str(item["import_error"])
+                if item.get("too_much") is True:  # one case's fork wrote more than the bound before its line
+                    too_much = f"reported more than {OBSERVATIONS_CAP >> 20} MB of observations"
                 case = item.get("case")
                 if isinstance(case, int) and not isinstance(case, bool) and case not in observations and "observed" in item:
                     observations[case] = item["observed"]

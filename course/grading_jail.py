@@ -445,28 +445,108 @@ def _work(order: dict, copy: Path, work: Path, observations, probes) -> None:
     except Exception:  # a cold start costs time, never a grade
         pass
     gc.freeze()  # what the import made is shared by the cases' forks, not walked (and so copied) by each
+    confined = probes._confined()
     for index, case in enumerate(order["cases"]):
         folder = work / f"case-{index}"
         folder.mkdir()
         # Each case runs in a fork of this process made after the copy was imported, so nothing a case
         # leaves in memory (a count kept in a module, a class, a closure or a default argument) is there
-        # when the next begins: a copy cannot tell its cases apart by the order they come in.
+        # when the next begins: a copy cannot tell its cases apart by the order they come in. What it
+        # leaves on disk goes too: the fork may write in its own case folder only, which is removed before
+        # the next fork begins; and it reports through a pipe of its own (no seek, no truncate), of which
+        # this process keeps the first line that names the case, so no case writes another's line.
         sys.stdout.flush()
         sys.stderr.flush()
+        reading, writing = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _one_case(index, case, order, module, folder, observations.fileno(), probes)
+            os.close(reading)
+            os.close(observations.fileno())  # the observations file is this process's to write, never a case's
+            _one_case(index, case, order, module, folder, writing, probes, confined)
+        os.close(writing)
+        line = _line_of_case(reading, index, order.get("report_cap", 2 << 20))
+        os.close(reading)
         os.waitpid(pid, 0)
+        _end_what_the_case_left()
+        observations.write(line)
+        observations.flush()
+        if not _removed(folder):  # the next case would read what this one left: the rest are not run
+            return
 
 
-def _one_case(index: int, case: dict, order: dict, module, folder: Path, observations: int, probes) -> None:
-    """In the fork of one case: drive it, write its one line, and end (never returning to the loop)."""
+def _line_of_case(reading: int, index: int, cap: int) -> str:
+    """The first line the case's fork writes that names its own case, read from its pipe; a line that says
+    the case reported too much when ``cap`` bytes came before any such line; "" when none came at all."""
+    data, start = b"", 0
+    while len(data) <= cap:
+        chunk = os.read(reading, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+        while (end := data.find(b"\n", start)) >= 0:
+            try:
+                item = json.loads(data[start:end])
+            except (ValueError, RecursionError, MemoryError):
+                item = None
+            start = end + 1
+            if isinstance(item, dict) and item.get("case") == index and not isinstance(item.get("case"), bool) \
+                    and "observed" in item:
+                return json.dumps({"case": index, "observed": item["observed"]}, ensure_ascii=False) + "\n"
+    return json.dumps({"case": index, "too_much": True}) + "\n" if len(data) > cap else ""
+
+
+def _end_what_the_case_left() -> None:
+    """What a case started and left running (a process that outlived its fork) ends before the next case
+    begins. Only as PID 1 of the child's own namespace, where kill(-1) reaches every process of the namespace
+    but this one (https://man7.org/linux/man-pages/man2/kill.2.html); elsewhere -1 would mean every process
+    the user owns. Without a namespace such a process is left to the supervisor, and still writes nowhere
+    but its case's folder, which is gone."""
+    if os.getpid() != 1:
+        return
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        while os.waitpid(-1, 0):
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _removed(folder: Path) -> bool:
+    """Remove a case's folder, whatever modes the case gave what it made there (a folder it made read-only
+    is made writable again, as its owner may)."""
+    import shutil
+
+    def writable_again(function, path, _):
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+            function(path)
+        except OSError:
+            pass
+    for _ in range(3):
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(folder, onexc=writable_again)
+        else:
+            shutil.rmtree(folder, onerror=writable_again)
+        if not os.path.lexists(folder):
+            return True
+    return False
+
+
+def _one_case(index: int, case: dict, order: dict, module, folder: Path, report: int, probes, confined: bool) -> None:
+    """In the fork of one case: drive it, write its one line to ``report`` (its pipe), and end (never
+    returning to the loop)."""
     try:
         _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # This fork knows its own case only: with the others' inputs in reach, a copy could answer a case from
         # the case it is drawn beside (the same calls and one round more) without doing the exercise.
         order["cases"].clear()
         try:
+            _in_case_folder(folder, confined)
             found = probes.probes_for(order["stage"], case["exercise"], order.get("probe_files", []))
             observed = found[case["probe"]].drive(module, case["params"], folder)
             line = json.dumps({"case": index, "observed": observed}, ensure_ascii=False, default=repr)
@@ -474,11 +554,57 @@ def _one_case(index: int, case: dict, order: dict, module, folder: Path, observa
             line = json.dumps({"case": index, "observed": ["raised", type(error).__name__, str(error)[:500]]})
         data = (line + "\n").encode("utf-8", errors="replace")
         while data:
-            data = data[os.write(observations, data):]
+            data = data[os.write(report, data):]
         sys.stdout.flush()
         sys.stderr.flush()
     finally:
         os._exit(0)  # threads the case left running are not waited for
+
+
+def _in_case_folder(folder: Path, confined: bool) -> None:
+    """The case's fork lives in its folder: its home, its temporary files and the course's logs are there,
+    and, confined, it can write nowhere else (one more Landlock layer, which handles what changes files
+    and grants it on the folder alone: layers stack, each only taking rights away,
+    https://docs.kernel.org/userspace-api/landlock.html)."""
+    (folder / "tmp").mkdir(exist_ok=True)
+    os.environ.update({"HOME": str(folder), "TMPDIR": str(folder / "tmp"),
+                       "AGENT_COURSE_RUNS_LOG": str(folder / "runs.jsonl"),
+                       "AGENT_COURSE_TRANSCRIPTS": str(folder / "transcripts"),
+                       "AGENT_COURSE_AUDIT_LOG": str(folder / "audit.jsonl")})
+    tempfile.tempdir = str(folder / "tmp")
+    os.chdir(folder)
+    if confined:
+        _write_only_in(folder)
+
+
+def _write_only_in(folder: Path) -> None:
+    abi = confinement.landlock_abi()
+    changes = _handled_files(abi) & ~(confinement.EXECUTE | confinement.READ_FILE | confinement.READ_DIR
+                                      | confinement.IOCTL_DEV)
+
+    class Ruleset(ctypes.Structure):  # handled_access_fs alone: the size of ABI 1's struct
+        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    libc = _libc()
+    attr = Ruleset(changes)
+    ruleset = _check(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                                  ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        for path, rights in ((str(folder), changes), ("/dev/null", confinement.WRITE_FILE)):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = PathBeneath(rights & changes, fd)
+                _check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
+                                    ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
 
 
 def _import_file(path: Path) -> None:
