@@ -441,8 +441,13 @@ def _clean_environment(environment: Mapping[str, str] | None, workspace: Path) -
     if environment is None:
         environment = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
         environment["HOME"] = str(workspace)
-    return {name: value for name, value in environment.items()
-            if name not in STARTUP_VARIABLES and not name.startswith(STARTUP_PREFIXES)}
+    cleaned = {name: value for name, value in environment.items()
+               if name not in STARTUP_VARIABLES and not name.startswith(STARTUP_PREFIXES)}
+    # Bytecode runs in place of its source (course.paths.RUN_LATER: __pycache__, *.pyc), so what a command
+    # makes of it is removed after it and what exists is read-only: Python in a command does not try to write it
+    # (https://docs.python.org/3/using/cmdline.html#envvar-PYTHONDONTWRITEBYTECODE).
+    cleaned["PYTHONDONTWRITEBYTECODE"] = "1"
+    return cleaned
 
 
 @dataclass(frozen=True)
@@ -963,12 +968,16 @@ KEPT_FLAGS = {os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOEXEC: MS_N
 
 
 def _stand_ins(hidden: Sequence[Path], workspace: Path) -> tuple[tuple[str, str], ...]:
-    """(existing hidden path, stand-in): a path that does not exist has nothing to hide."""
+    """(existing hidden path, stand-in): a path that does not exist has nothing to hide, and neither does one
+    inside a hidden folder (a runs/ folder and its transcripts): covered with it, it is not there to bind over."""
     empty_file, empty_folder = _empty_stand_ins()
-    pairs = []
-    for path in hidden:
-        path = (workspace / path).resolve()  # relative to the workspace; a symbolic link: hide its target
+    pairs, folders = [], []
+    for path in sorted({(workspace / path).resolve() for path in hidden}, key=lambda path: len(path.parts)):
+        # relative to the workspace; a symbolic link: hide its target; outermost first
+        if any(path.is_relative_to(folder) for folder in folders):
+            continue
         if path.is_dir():
+            folders.append(path)
             pairs.append((str(path), empty_folder))
         elif path.exists():
             pairs.append((str(path), empty_file))

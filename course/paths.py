@@ -110,7 +110,10 @@ def too_much_to_write(content) -> str:
 
 def contains(file: Path, text: str, chunk: int = 1 << 20) -> bool:
     """Whether a file's text holds ``text``, without regard to case, read a chunk at a time, so that
-    memory stays bounded whatever the file's size; a match across two chunks is found too."""
+    memory stays bounded whatever the file's size; a match across two chunks is found too. A file of git's
+    own store is never searched (lies_in_git_store): it holds every committed file, a committed secret too."""
+    if lies_in_git_store(file):
+        return False
     needle, tail = text.lower(), ""
     if not needle:
         return True
@@ -134,6 +137,7 @@ class Subjects:
     same_file: str        # why one of them is a hidden file under another name (a hard link, moved, a private key), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
     runs_later: str = ""  # why another program runs what it changes, judged by what is on disk (runs_later_by_content)
+    git_store: str = ""   # why reading it goes to a person: it is in git's own store (git_store_problem)
 
 
 def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Sequence[Path] = (),
@@ -167,7 +171,7 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
                      if links_of(root / name) == 1 and Path(os.path.realpath(root / name)) in kept), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
     later = next((why for name in acted + leads if (why := runs_later_by_content(root, name, pointers))), "")
-    return Subjects(acted or [""], leads, same, overwrites, later)
+    return Subjects(acted or [""], leads, same, overwrites, later, git_store_problem(root, acted + leads))
 
 
 def other_names(root: Path, written: str, found: Path, links: dict[str, list[str]]) -> list[str]:
@@ -233,7 +237,7 @@ def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | N
     workspace) says no tool may read, such as .env at any depth; and every other name for them
     (`ln .env notes.txt`: the same device and inode); and any file with a second name, which may be
     a file outside the workspace; and any file whose first bytes hold a private key (holds_private_key(),
-    whatever its name). A command is confined so that it cannot read them, and the search
+    whatever its name); and every folder named HARNESS_FOLDER. A command is confined so that it cannot read them, and the search
     tool skips them. ``seen``: what the caller's run has found so far (fingerprint() of each file
     found by name, or held by a folder found by name), added to here: a file that was a secret stays
     one wherever it lies later in the run (`mv .streamlit x` leaves x/secrets.toml as secret as it was)."""
@@ -242,8 +246,13 @@ def covered_files(workspace: Path, covered: Callable[[str], bool], seen: set | N
     # A covered folder is hidden whole, so the walk does not go into it; ``covered`` is then asked of
     # each entry alone (its folders were judged on the way down): the work grows with the number of
     # entries, not with their depth squared (a chain of folders 1,000 deep).
-    for path, is_file in entries_under(root, skip=lambda path: covered(str(path.relative_to(root)))):
-        if covered(str(path.relative_to(root))):
+    # And every folder named HARNESS_FOLDER, whole: the harness's transcripts and logs of any run started in
+    # the workspace (tests/runs/ as much as runs/), which read_file refuses (in_a_harness_folder).
+    def hidden_whole(path: Path) -> bool:
+        return covered(str(path.relative_to(root))) or path.name.lower() == HARNESS_FOLDER and path.is_dir()
+
+    for path, is_file in entries_under(root, skip=hidden_whole):
+        if hidden_whole(path):
             found.append(path)
         elif is_file:
             others.append(path)
@@ -283,6 +292,49 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
 PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1",
                          re.IGNORECASE)
 KEY_SNIFF_BYTES = 4096
+
+
+# A private key in DER, binary and unarmoured (server.der, key.p8), is one ASN.1 SEQUENCE that fills the file and
+# whose first element is its version, an INTEGER: 0 for PKCS#1's RSAPrivateKey (https://www.rfc-editor.org/rfc/rfc8017#appendix-A.1.2,
+# 1 when it has more than two primes), PKCS#8's PrivateKeyInfo (https://www.rfc-editor.org/rfc/rfc5208#section-5)
+# and OpenSSL's DSA key; 1 for SEC1's ECPrivateKey (https://www.rfc-editor.org/rfc/rfc5915#section-3) and RFC 5958's
+# OneAsymmetricKey; 3 for a PKCS#12 store (https://www.rfc-editor.org/rfc/rfc7292#section-4). An encrypted PKCS#8
+# key (https://www.rfc-editor.org/rfc/rfc5208#section-6) is a SEQUENCE of an algorithm's SEQUENCE, which starts
+# with its OBJECT IDENTIFIER, and an OCTET STRING. A certificate (https://www.rfc-editor.org/rfc/rfc5280#section-4.1)
+# is a SEQUENCE whose first element is a SEQUENCE that starts with a [0] version or an INTEGER serial: readable.
+DER_KEY_VERSIONS = (0, 1, 3)
+
+
+def _der_header(data: bytes, at: int) -> tuple[int, int, int] | None:
+    """(tag, where its content starts, its length) of the DER element at ``at``; None if it is not one."""
+    if at + 2 > len(data):
+        return None
+    tag, first = data[at], data[at + 1]
+    if first < 0x80:
+        return tag, at + 2, first
+    count = first & 0x7F
+    if not 1 <= count <= 4 or at + 2 + count > len(data):
+        return None
+    return tag, at + 2 + count, int.from_bytes(data[at + 2:at + 2 + count], "big")
+
+
+def der_private_key(data: bytes, size: int) -> bool:
+    """Whether a file of ``size`` bytes that starts with ``data`` is a private key in DER: one SEQUENCE that is
+    the whole file, whose first element is INTEGER 0, 1 or 3 followed by more, or an algorithm's SEQUENCE
+    (starting with an OBJECT IDENTIFIER) followed by an OCTET STRING (an encrypted PKCS#8 key)."""
+    outer = _der_header(data, 0)
+    if outer is None or outer[0] != 0x30 or outer[1] + outer[2] != size:
+        return False
+    first = _der_header(data, outer[1])
+    if first is None:
+        return False
+    tag, start, length = first
+    if tag == 0x02:  # INTEGER: the version, then the key's fields
+        return length == 1 and start < len(data) and data[start] in DER_KEY_VERSIONS and start + 1 < outer[1] + outer[2]
+    if tag == 0x30 and start < len(data) and data[start] == 0x06:  # an AlgorithmIdentifier, then the encrypted key
+        following = _der_header(data, start + length)
+        return following is not None and following[0] == 0x04
+    return False
 # Where a walk does not look into files: trees of many files that tools write, where no one keeps a key
 # (a package manager's, Python's bytecode, git's objects, which are compressed).
 KEY_SNIFF_SKIPPED = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "objects"})
@@ -314,7 +366,8 @@ def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
     if held is None:
         try:
             with open(path, "rb") as opened:
-                held = bool(PRIVATE_KEY.search(opened.read(KEY_SNIFF_BYTES)))
+                first = opened.read(KEY_SNIFF_BYTES)
+            held = bool(PRIVATE_KEY.search(first)) or der_private_key(first, found.st_size)
         except OSError:
             return False  # unreadable to the harness: a command, run as the same user, cannot read it either
         if len(_key_sniffed) > 200_000:  # bounded: a workspace rewritten many times over in one process
@@ -469,6 +522,12 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     relative = str(resolved.relative_to(root))
     if covered(relative):
         return f"{path!r} is {relative!r}, which a deny rule covers"
+    if in_a_harness_folder(relative):  # read_file refuses them too (harness_problem)
+        return (f"{path!r} is one of the harness's own files (its transcripts and logs, in any {HARNESS_FOLDER}/ "
+                "folder): they are hidden from every tool")
+    store = git_store_problem(workspace, [relative])
+    if store:
+        return store
     if holds_private_key(resolved):
         return f"{path!r} {KEY_HELD}"
     if secrets and inode_of(resolved) in secrets:
@@ -605,6 +664,36 @@ SECRETS = (
     # move to Network/: https://github.com/moonD4rk/HackBrowserData/blob/main/rfcs/002-chromium-data-storage.md).
     *(f".config/{browser}/*/{name}" for browser in ("google-chrome", "chromium")
       for name in ("Login Data", "Cookies", "Network/Cookies")),
+    # Brave's, the same files under its own user data folder, .config/BraveSoftware/Brave-Browser (and -Beta, -Dev,
+    # -Nightly: https://github.com/brave/brave-browser/issues/80).
+    *(f".config/BraveSoftware/Brave-Browser*/*/{name}" for name in ("Login Data", "Cookies", "Network/Cookies")),
+    # Thunderbird's profiles hold the same logins.json, key4.db and cookies.sqlite as Firefox's
+    # (https://support.gen.uk/kb/faq.php?id=383: ~/.thunderbird/PROFILE, saved passwords;
+    # http://kb.mozillazine.org/Files_and_folders_in_the_profile_-_Thunderbird: key4.db).
+    ".thunderbird/*/logins.json", ".thunderbird/*/key4.db", ".thunderbird/*/cookies.sqlite",
+    # Slack's desktop app keeps the session cookie its token needs in its Cookies database
+    # (https://github.com/rneatherway/gh-slack/issues/15: ~/.config/Slack/Cookies; Network/Cookies in newer Electron:
+    # https://github.com/trustedsec/CS-Remote-OPs-BOF/pull/30).
+    ".config/Slack/Cookies", ".config/Slack/Network/Cookies",
+    # Signal Desktop's database, and config.json, which holds its key in clear
+    # (https://github.com/signalapp/Signal-Desktop/issues/5097).
+    ".config/Signal/config.json", ".config/Signal/sql",
+    "*.kdbx",            # KeePass's password databases (https://keepass.info/help/kb/kdbx.html)
+    "*.p8",              # a PKCS#8 private key (https://iana.org/assignments/media-types/application/pkcs8: File extension .p8)
+    # Command lines' tokens: the Supabase CLI's, in the home folder when no keyring is there
+    # (https://github.com/supabase/cli/pull/702); Helm's repositories' passwords, at Helm 3's place and Helm 2's
+    # (https://www.devopsschool.com/blog/helm-lab-2-helm-installation-configuration/: HELM_REPOSITORY_CONFIG;
+    # https://github.com/helm/helm/issues/3092: the password in repositories.yaml).
+    ".supabase/access-token", ".config/helm/repositories.yaml", ".helm/repository/repositories.yaml",
+    # Terraform's timestamped state backups, terraform.tfstate.1700000000.backup, plain-text secrets as the state is
+    # (https://developer.hashicorp.com/terraform/language/state/sensitive-data).
+    "*.tfstate.*.backup",
+    # More shells' histories: ksh's and the POSIX shell's default HISTFILE
+    # (https://www.ibm.com/docs/en/aix/7.3.0?topic=commands-korn-shell-posix-shell-command-history), BusyBox ash's
+    # (https://github.com/b3nj5m1n/xdg-ninja/issues/283), the ~/.histfile zsh's new-user wizard sets
+    # (https://unix.stackexchange.com/questions/111718/command-history-in-zsh), fish's in its data folder
+    # (https://github.com/fish-shell/fish-shell/issues/1669).
+    ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history",
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -624,7 +713,9 @@ SECRETS += tuple(dict.fromkeys(copy.format(name) for name in SECRETS if not GLOB
 # which shell prompts and editors run on their own, runs a core.fsmonitor that .git/config names). A
 # file the user runs on purpose (a test, a Makefile) is not one of them: running it is the user's
 # own command; so is a conftest.py, which pytest loads only where it collects tests the user asked it to run
-# (https://docs.pytest.org/en/stable/reference/fixtures.html#conftest-py-sharing-fixtures-across-multiple-files).
+# (https://docs.pytest.org/en/stable/reference/fixtures.html#conftest-py-sharing-fixtures-across-multiple-files),
+# and so are pytest.ini, a justfile, a noxfile.py and the build files (setup.py, a Makefile), which run only
+# when the user runs pytest, just, nox or the build.
 # A GNUmakefile or a makefile is not: GNU make reads it before the Makefile the user knows
 # (https://www.gnu.org/software/make/manual/html_node/Makefile-Names.html), so a new one silently replaces
 # what `make` does. A build.rs is the user's own command too: cargo runs it as part of the build asked for,
@@ -918,6 +1009,23 @@ RUN_LATER = {
     # https://curl.se/docs/manpage.html#-K; https://www.gnu.org/software/wget/manual/html_node/Wgetrc-Commands.html).
     ".curlrc": "curl takes options from it at every run: a file it writes or sends, a header it adds",
     ".wgetrc": "wget takes commands from it at every run: where it writes what it fetches",
+    # Python's bytecode: `import x` loads __pycache__/x.cpython-3XX.pyc in place of x.py, and a hash-based pyc
+    # written UNCHECKED_HASH is never compared with its source (https://docs.python.org/3/library/py_compile.html,
+    # PycInvalidationMode; https://peps.python.org/pep-0552/); a NAME.pyc with no NAME.py beside it is imported too.
+    "__pycache__": "Python imports the bytecode in it in place of the source beside it (an unchecked hash-based .pyc "
+                   "whatever the source says)",
+    "*.pyc": "Python imports a .pyc in place of its source, or as the module itself when no source is beside it",
+    # When the workspace is a home folder: VS Code's user settings and tasks (~/.config/Code/User,
+    # https://www.mintlify.com/Microsoft/vscode/customization/settings), where git.path names the program it runs as
+    # git (https://github.com/microsoft/vscode/issues/477); KDE Plasma's pre-startup and logout scripts
+    # (https://docs.kde.org/stable5/en/plasma-workspace/kcontrol/autostart/index.html).
+    ".config/Code/User": "VS Code runs the programs its user settings name (git.path) and the user tasks in it",
+    ".config/plasma-workspace": "KDE Plasma runs the scripts of its env/ at every login and of its shutdown/ at logout",
+    # Matplotlib reads matplotlibrc in the current folder first, then ~/.config/matplotlib/matplotlibrc
+    # (https://packtpub.com/en-gr/product/mastering-matplotlib-2x-9781789617696/chapter/heavy-customization-1/section/the-matplotlib-configuration-files-ch01lvl1sec05),
+    # and a backend of the form module://name is a module it imports (https://matplotlib.org/3.3.4/api/matplotlib_configuration_api.html).
+    **dict.fromkeys(("matplotlibrc", ".config/matplotlib"),
+                    "Matplotlib imports the module its backend names (module://NAME) in every script that plots"),
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
@@ -968,6 +1076,44 @@ def git_directory(folder: Path) -> bool:
         return False
     common = git_pointer(folder / "commondir") if os.path.isfile(folder / "commondir") else None
     return os.path.isdir((common or folder) / "objects") and os.path.isdir((common or folder) / "refs")
+
+
+# git's store keeps a copy of every file ever committed, compressed with zlib, as an object, a pack or in the
+# index's names (https://git-scm.com/book/en/v2/Git-Internals-Git-Objects): a .env.local committed once is
+# there, byte for byte, after it was deleted, and `cat -v` shows the compressed bytes reversibly. What the
+# rules hide by its name is never hidden there, so nothing reads the store unasked: git's own commands do
+# (git show, git log), which are not on the safe list and go to a person, who sees the path they name.
+GIT_STORE_INSTEAD = "use git's own commands (git log, git show), which a person approves"
+
+
+def in_git_store(workspace: Path, relative: str) -> str:
+    """The folder of git's own store that a path (resolved, relative to the workspace) is or lies in, relative
+    to the workspace: a folder named .git, or one git takes for a repository whatever its name (git_directory():
+    repo.git, a separate git dir); "" if none. A .git file (a worktree's pointer) holds a path, not the store."""
+    root = Path(os.path.realpath(workspace))
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    for depth in range(1, len(parts) + 1):
+        folder = root.joinpath(*parts[:depth])
+        if (parts[depth - 1].lower() == ".git" and os.path.isdir(folder)) or git_directory(folder):
+            return "/".join(parts[:depth])
+    return ""
+
+
+def lies_in_git_store(path: Path) -> bool:
+    """Whether an absolute path lies in git's own store: a folder above it is named .git or is one git takes
+    for a repository. For a walk with no workspace to start from (search_files' ``contains``)."""
+    return any(folder.name.lower() == ".git" or git_directory(folder) for folder in Path(path).parents)
+
+
+def git_store_problem(workspace: Path, names: Sequence[str]) -> str:
+    """Why reading one of ``names`` (relative to the workspace, resolved) goes to a person: it is in git's own
+    store (in_git_store()); "" if none is."""
+    for name in names:
+        store = in_git_store(workspace, name)
+        if store:
+            return (f"{name!r} is in {store!r}, git's own store, which keeps a copy of every file ever committed "
+                    f"(a secret committed once, too): {GIT_STORE_INSTEAD}")
+    return ""
 
 
 # A repository's config may hold a credential: actions/checkout keeps the job's token there as an

@@ -43,6 +43,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
                f"({course.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
 RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.paths finds runs later, whatever its name
+GIT_STORE = "<git's own store>"  # a rule's pattern for what course.paths finds in git's store, whatever its name
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
 CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
 # --8<-- [end:risk]
@@ -84,8 +85,9 @@ class Rule:
             for word, paths in call.command.paths:
                 if any(self.covers(call.tool, path) for path in paths):
                     return f"covers the path {word!r}"
-        elif self.pattern == RUNS_LATER:
-            return f"finds that {call.runs_later}" if self.fits(call.tool) and call.runs_later else ""
+        elif self.pattern in (RUNS_LATER, GIT_STORE):
+            found = call.runs_later if self.pattern == RUNS_LATER else call.git_store
+            return f"finds that {found}" if self.fits(call.tool) and found else ""
         else:
             for path in call.acts_on:
                 if self.covers(call.tool, path):
@@ -140,6 +142,8 @@ RULES = [
     # And what runs later whatever its name, as the support package finds it on disk: a folder git takes
     # for a repository (repo.git), a json.py in any folder of the workspace, which a script there imports.
     Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there runs later, outside every confinement"),
+    # git's store holds every file ever committed, a secret committed once too: read by git's own commands.
+    Rule("ask", "read_file", GIT_STORE, "what git keeps is read with git's own commands, which a person approves"),
 ]
 # --8<-- [end:default-rules]
 # --8<-- [end:rules]
@@ -159,6 +163,7 @@ class Call:
     unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)
     once_only: str = ""       # why a person's "always" may not cover it ("" when it may)
     runs_later: str = ""      # why another program runs what it changes, found on disk, whatever its name
+    git_store: str = ""       # why reading it goes to a person: it is in git's own store, whatever its name
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,8 @@ class Gate:
         # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.
         harness = course.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
         refused = harness or found.same_file or course.paths.too_much_to_write(arguments.get("content"))
-        return Call(name, risk, found.acted_on, found.leads_to, refused=refused, runs_later=found.runs_later)
+        return Call(name, risk, found.acted_on, found.leads_to, refused=refused, runs_later=found.runs_later,
+                    git_store=found.git_store)
     # --8<-- [end:read-call]
 
     # --8<-- [start:person]

@@ -216,7 +216,9 @@ def test_a_person_is_asked_and_shown_why(repository):
 
 def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
     (repository / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    assert verdict(repository, "read_file", {"path": ".git/HEAD"}).decision == "allow"  # its config is a secret
+    # git's store holds every committed file: read through git's commands, a person asked (no one here: denied)
+    found = verdict(repository, "read_file", {"path": ".git/HEAD"})
+    assert found.decision == "deny" and "git's own store" in found.why and "git's own commands" in found.why
     assert verdict(repository, "read_file", {"path": ".gitmodules"}).decision == "allow"
     assert verdict(repository, "write_file", {"path": "gitnotes.md", "content": "x"}).decision == "allow"
     assert verdict(repository, "write_file", {"path": "docs/vscode.md", "content": "x"}).decision == "allow"
