@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 import tokenize
+import types
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -355,6 +356,151 @@ def _attribute_refused(name: str) -> bool:
     return (name.startswith("_") and name not in ALLOWED_DUNDERS) or name in BANNED_ATTRIBUTES or bool(FRAME_ATTRIBUTE.match(name))
 
 
+# The names are a list, and a list misses what it does not name: ``re.enum.bltns`` is the builtins module
+# (enum imports it under that name), and ``bltns.getattr`` is no name the list refuses. So an attribute chain
+# that starts at a name the stage's file binds by an import is also followed here, on the real objects of
+# this process (a lookup in a module's or a class's own dict: no code of the copy runs, no module's
+# __getattr__ is called): a step that is a module must be one the file itself imports or a submodule of
+# one (or one of REACHABLE_MODULES), never builtins, and a step that is one of the builtins the list refuses is refused.
+# A module is used through its attributes only (``m = re`` then ``m.enum`` would hide the chain from this).
+REACHABLE_MODULES: set[str] = set()  # beside the ones a stage's file imports by name
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=64)
+def _imported_by(source: str) -> tuple[tuple[str, object], ...]:
+    """(name, object) for each name the file's imports bind at its top, as this process has them (and
+    ("", module) for each module an import names)."""
+    import importlib
+    with _ONE_PARSE_AT_A_TIME:
+        tree = ast.parse(source)
+    bound = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        try:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    module = importlib.import_module(alias.name)
+                    bound.append(("", module))  # no name: "import course.paths" binds course, and imports course.paths
+                    bound.append((alias.asname, module) if alias.asname else
+                                 (alias.name.partition(".")[0], importlib.import_module(alias.name.partition(".")[0])))
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__":
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    value = module.__dict__.get(alias.name, _MISSING)
+                    if value is _MISSING:
+                        value = importlib.import_module(f"{node.module}.{alias.name}")
+                    bound.append((alias.asname or alias.name, value))
+        except (ImportError, ValueError):  # what this process cannot import, no copy's child imports either
+            continue
+    return tuple(bound)
+
+
+def _step(holder, name: str):
+    """``holder.name`` as a plain lookup in the module's or the class's own dict, or _MISSING (then what it
+    is cannot be told here). A module's submodule not yet imported counts as that module."""
+    import importlib.util
+    import sys
+    if isinstance(holder, types.ModuleType):
+        value = holder.__dict__.get(name, _MISSING)
+        if value is _MISSING and isinstance(holder.__dict__.get("__name__"), str):
+            qualified = f"{holder.__name__}.{name}"
+            value = sys.modules.get(qualified, _MISSING)
+            if value is _MISSING and holder.__dict__.get("__path__") is not None:
+                try:
+                    spec = importlib.util.find_spec(qualified)
+                except (ImportError, ValueError):
+                    spec = None
+                value = types.ModuleType(qualified) if spec is not None else _MISSING
+        return value
+    if isinstance(holder, type):
+        for klass in type.__dict__["__mro__"].__get__(holder):
+            if name in klass.__dict__:
+                return klass.__dict__[name]
+    return _MISSING
+
+
+def _refused_value(value, allowed: set) -> str:
+    """Why a region may not reach ``value`` ("" when it may)."""
+    import builtins
+    if isinstance(value, types.ModuleType):
+        name = value.__dict__.get("__name__", "?")
+        if value is builtins or name == "builtins":
+            return "is the builtins module"
+        if not any(name == module or name.startswith(module + ".") for module in allowed) \
+                or name.partition(".")[0] in BANNED_MODULES:
+            return f"is the module {name}, which the file does not import"
+        return ""
+    for banned in BANNED_CALLS:
+        if value is builtins.__dict__.get(banned, _MISSING):
+            return f"is the builtin {banned}"
+    if isinstance(value, types.BuiltinFunctionType) and isinstance(value.__self__, types.ModuleType):
+        owner = value.__self__
+        if owner is builtins or _refused_value(owner, allowed):
+            return f"is {owner.__dict__.get('__name__', '?')}.{value.__name__}, a function of a module the file does not import"
+    return ""
+
+
+def _chains_refused(tree: ast.AST, bound: dict) -> list[tuple[ast.AST, str]]:
+    """(node, why) for each attribute chain from a name the file imports that reaches what a region may not."""
+    modules = {value.__name__ for value in bound.values() if isinstance(value, types.ModuleType)}
+    allowed = modules | REACHABLE_MODULES
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load)):
+            continue
+        value, shown, current = bound[node.id], node.id, node
+        while True:
+            parent = parents.get(current)
+            if isinstance(value, types.ModuleType) and not (isinstance(parent, ast.Attribute) and parent.value is current):
+                found.append((current, f"the module {shown!r} is for its attributes only in an exercise region "
+                                       f"({shown}.NAME): as a value, where it goes cannot be followed"))
+                break
+            if not (isinstance(parent, ast.Attribute) and parent.value is current):
+                break
+            value, shown, current = _step(value, parent.attr), f"{shown}.{parent.attr}", parent
+            if value is _MISSING:
+                break
+            if why := _refused_value(value, allowed):
+                found.append((current, f"{shown!r} {why}: it is not for an exercise region"))
+                break
+            if not isinstance(value, (types.ModuleType, type)):
+                break
+    return found
+
+
+# An annotation is code a library may run later, in the module's globals (pydantic evaluates a model's, the
+# string ones included, when it builds the class; the stage files defer every annotation, so each is a
+# string to it), and a library's base class, decorator or metaclass runs code of its own on a class. In a
+# region, an annotation names builtin types only, and a class derives from builtin classes only.
+ANNOTATION_NAMES = {name for name, value in vars(__import__("builtins")).items() if isinstance(value, type)}
+
+
+def _annotation_problem(annotation: ast.AST | None) -> str:
+    if annotation is None:
+        return ""
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and node.value is not None:
+            return "a string annotation is code a library may run later: in a region, annotate with builtin types"
+        if isinstance(node, ast.Name) and node.id not in ANNOTATION_NAMES:
+            return f"the annotation {node.id!r} is not a builtin type: in a region, annotate with builtin types only"
+        if not isinstance(node, (ast.Name, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp, ast.BitOr, ast.Load)):
+            return "an annotation in a region names builtin types only (int, list[str], dict | None)"
+    return ""
+
+
+def _class_problem(node: ast.ClassDef) -> str:
+    if node.keywords or node.decorator_list:
+        return "a class in an exercise region takes no decorator, metaclass or keyword: they run a library's code on it"
+    for base in node.bases:
+        if not (isinstance(base, ast.Name) and base.id in ANNOTATION_NAMES):
+            return (f"a class in an exercise region derives from builtin classes only (not {ast.unparse(base)!r}): "
+                    "a library's base class runs code of its own on the class")
+    return ""
+
+
 # CPython 3.11 keeps the AST constructor's recursion depth in state every thread shares, so two parses at
 # once can fail with "SystemError: AST constructor recursion depth mismatch" (seen on 3.11.7, where a
 # finalizer run by the garbage collector mid-parse lets another thread parse;
@@ -381,6 +527,14 @@ def region_problems(body: Body, stage: str = "") -> list[str]:
     def say(node, what):
         problems.append(f"{body.file}, line {body.first_line + getattr(node, 'lineno', 1) - 1}: {what}")
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and (why := _class_problem(node)):
+            say(node, why)
+        elif isinstance(node, ast.AnnAssign) and (why := _annotation_problem(node.annotation)):
+            say(node, why)
+        elif isinstance(node, ast.arg) and (why := _annotation_problem(node.annotation)):
+            say(node, why)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (why := _annotation_problem(node.returns)):
+            say(node, why)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             say(node, "no import in an exercise region: use the names the module already has")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -411,6 +565,10 @@ def region_problems(body: Body, stage: str = "") -> list[str]:
             where = next(f"{module}.{name}" for module, name in elsewhere if named in (name, module, f"{module}.{name}")
                          or module.endswith("." + named))
             say(node, f"{named!r} leads to {where}, which does this exercise's work: write it here")
+    source_of_file = reference_files(stage).get(body.file) if stage else None
+    if source_of_file is not None:  # after the names' messages, which say more where both refuse
+        for node, why in _chains_refused(tree, dict(_imported_by(source_of_file))):
+            say(node, why)
     return problems[:5]
 
 

@@ -620,7 +620,7 @@ def test_cases_vary_with_the_seed_and_repeat_with_it():
 def test_the_reference_regions_pass_the_region_check(stage, tmp_path):
     bodies = grading.read_copy(stage, make_copy(tmp_path / stage, stage,
                                                 solved=[r.number for r in exercises.stage_regions(stage)]))
-    assert all(not grading.region_problems(body) for body in bodies.values())
+    assert all(not grading.region_problems(body, stage) for body in bodies.values())
 
 
 def test_a_reason_keeps_what_to_act_on_when_cut():

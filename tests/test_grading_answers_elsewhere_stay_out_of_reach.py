@@ -172,14 +172,15 @@ def routes(stage: str, number: int) -> str:
 def full_language_body(stage: str, number: int) -> str:
     """A region that tries every route, prints what each found, and answers with the answer if one reached it."""
     _, _, use = EXERCISES[stage, number]
-    once = ("tried = Path('every-route-tried')  # in the scratch folder the cases share: the first case tries them all\n"
-            "if tried.exists():\n    ROUTES = {'attribute': ROUTES['attribute']}\ntried.touch()\n")
+    once = ("driver = sys._getframe()  # the first case tries them all (a case knows its index from the frames)\n"
+            "while driver is not None and driver.f_code.co_name != '_one_case':\n    driver = driver.f_back\n"
+            "if driver is None or driver.f_locals['index'] != 0:\n    ROUTES = {'attribute': ROUTES['attribute']}\n")
     return (routes(stage, number) + once + "seen, found = reach()\nprint(json.dumps(seen))\n"
             + "if found is None:\n    raise RuntimeError('nothing reached')\n" + textwrap.dedent(use).strip("\n") + "\n")
 
 
 def screened_body(stage: str, number: int) -> str:
-    """A region the region check lets through: builtins by the enum module's alias of them, then getattr."""
+    """A region the list of names lets through: builtins by the enum module's alias of them, then getattr."""
     module, target, _ = EXERCISES[stage, number]
     half = len(module) // 2
     parts = " + '.' + ".join(f"{part[:2]!r} + {part[2:]!r}" for part in target.split("."))
@@ -258,14 +259,15 @@ def test_a_region_with_the_full_language_reaches_no_answer(tmp_path):
 
 
 @needs_confinement
-def test_a_region_that_passes_the_check_reaches_no_answer_through_builtins(tmp_path):
+def test_a_region_that_reaches_builtins_through_a_chain_of_names_is_refused_and_reaches_no_answer(tmp_path):
+    """The region check refuses the chain by what it reaches (the enum module, then builtins); graded without
+    the check, the same chain meets the wall."""
     chained = {exercise: screened_body(*exercise) for exercise in EXERCISES if exercise != ("s06", 3)}  # s06's has no json
     for (stage, number), body in chained.items():
         file = grading.EXTENSION_FILE if grading_probes.PROBES[stage, number][0].module == "extension" else "agent.py"
         problems = grading.region_problems(grading.Body(number, file, 1, textwrap.indent(textwrap.dedent(body), "    "), False), stage)
-        if problems:
-            pytest.skip(f"the region check refuses this chain now ({problems[0]}): the full-language test is the wall's")
-    for (stage, number), result in graded(tmp_path, chained, check_regions=True).items():
+        assert any("which the file does not import" in problem for problem in problems), problems
+    for (stage, number), result in graded(tmp_path, chained, check_regions=False).items():
         assert result.points == 0, (stage, number, result.reason)
         seen = seen_in(result)
         assert seen, (stage, number, result.reason)
