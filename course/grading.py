@@ -940,7 +940,8 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
 
     Two students are one only if their folders have the same name in the same folder: ``ana`` of two
     sections (``grade secA/* secB/*``) are "secA/ana" and "secB/ana", and two names that print alike
-    (``jos\xe9`` in Latin-1 and ``jos\\xe9``; a name with an invisible character) keep a hash each.
+    (``jos\xe9`` in Latin-1 and ``jos\\xe9``; a name with an invisible character; an NFD ``josé`` and the NFC
+    one; a Cyrillic ``а`` for a Latin ``a``) keep a hash each.
 
     Nothing in one student's folder ends the run or names another student: two copies of one stage, a copy
     of no stage of this course, a link where the folder should be, a folder with no copy, each is that
@@ -1016,7 +1017,8 @@ def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str,
 def _named_apart(students: list[tuple[str, Path, bool]], one_student: bool) -> dict[str, list[tuple[Path, bool]]]:
     """{the name a student is shown by: their (folder, whether it is one copy)}: a student is a name in a
     folder (the folder above a copy given itself), so the same name under two folders is two students, shown
-    with their folder's name; two names that print alike are two students too, each shown with a hash."""
+    with their folder's name; two names that print alike (the same _skeleton) are two students too, each shown
+    with a hash."""
     grouped: dict[tuple[str, str], list] = {}
     for name, folder, one_copy in students:
         holder = "" if one_student else os.path.dirname(os.path.abspath(folder.parent if one_copy else folder))
@@ -1027,12 +1029,22 @@ def _named_apart(students: list[tuple[str, Path, bool]], one_student: bool) -> d
         if sum(other == name for other, _ in grouped) > 1:  # one name in several folders: say which
             shown = f"{printable_name(os.path.basename(holder))}/{shown}"
         names[name, holder] = shown
-    printed = [shown for shown in names.values()]
+    printed = [_skeleton(shown) for shown in names.values()]
     for key, shown in names.items():
-        if printed.count(shown) > 1:  # alike in print, not in bytes
+        if printed.count(_skeleton(shown)) > 1:  # alike in print, not in bytes
             raw = key[0].encode("utf-8", "surrogatepass") + b"\0" + key[1].encode("utf-8", "surrogatepass")
             names[key] = f"{shown} ~{hashlib.sha256(raw).hexdigest()[:6]}"
     return {names[key]: folders for key, folders in grouped.items()}
+
+
+def _skeleton(shown: str) -> str:
+    """What a shown name looks like, to compare two by: its compatibility form (NFKC: an NFD ``josé`` is the
+    NFC one, a full-width ａ is a), case folded, each look-alike letter as the Latin one it is drawn as
+    (Cyrillic а as a: the letters s06's approval screen knows, course.approval.LOOKS_LIKE, from Unicode's
+    confusables, https://www.unicode.org/reports/tr39/#Confusable_Detection), and spaces run together."""
+    from .approval import LOOKS_LIKE
+    text = "".join(LOOKS_LIKE.get(character, character) for character in unicodedata.normalize("NFKC", shown).casefold())
+    return " ".join(text.casefold().split())
 
 
 COPY_DEPTH = 8  # how deep under a student's folder a copy is looked for (a repository's sNN/agent.py is 2)

@@ -3,7 +3,8 @@
 A student's folder named like a stage (``CLASS/s03``) is the student "s03"; it does not make the class folder
 one student's, which had put every classmate under one name with "3 copies of s03" and 0 points. The same name
 in two sections is two students, and two names that print alike (a Latin-1 byte shown as ``\\xe9`` beside a
-folder literally named ``jos\\xe9``; an invisible joiner) are two students, each with a hash to tell them apart.
+folder literally named ``jos\\xe9``; an invisible joiner; an NFD ``josé`` beside the NFC one; a Cyrillic ``а``
+beside a Latin ``a``) are two students, each with a hash to tell them apart.
 The copies are the stubs ``course exercise`` writes, so nothing here runs a child.
 """
 
@@ -71,3 +72,24 @@ def test_two_names_that_print_alike_are_two_students_each_with_a_hash(tmp_path, 
     found = rows([klass])
     assert len(found) == 2 and all(stage_rows == [("s00", "")] for stage_rows in found.values()), found
     assert all(name.startswith(f"{literal} ~") for name in found), found
+
+
+@pytest.mark.parametrize("one, other", [("jos\u00e9", "jose\u0301"), ("\u0430na", "ana"), ("Ana", "ana"),
+                                        ("\uff41na", "ana"), ("ana ", "ana")],
+                         ids=["NFC and NFD", "a Cyrillic a", "a capital", "a full-width a", "a trailing space"])
+def test_two_names_drawn_alike_are_two_students_each_with_a_hash(tmp_path, one, other):
+    """Unlike in their code points, alike on the screen: each is shown with a hash, so neither passes for the other."""
+    klass = tmp_path / "class"
+    make_copy(klass / one / "s00", "s00")
+    make_copy(klass / other / "s00", "s00")
+    found = rows([klass])
+    assert len(found) == 2 and all(stage_rows == [("s00", "")] for stage_rows in found.values()), found
+    assert sorted(name.rpartition(" ~")[0] for name in found) == sorted([one, other]), found
+    assert len({name.rpartition(" ~")[2] for name in found}) == 2, found
+
+
+def test_names_unlike_on_the_screen_keep_no_hash(tmp_path):
+    klass = tmp_path / "class"
+    for name in ("ana", "anna", "jos\u00e9", "jose"):
+        make_copy(klass / name / "s00", "s00")
+    assert sorted(rows([klass])) == sorted(["ana", "anna", "jos\u00e9", "jose"])
