@@ -436,7 +436,16 @@ OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_ne
                        ".mozilla/firefox/ab12cd34.default-release/key4.db",
                        ".mozilla/firefox/ab12cd34.default-release/cookies.sqlite",
                        ".config/google-chrome/Default/Login Data", ".config/google-chrome/Profile 1/Cookies",
-                       ".config/chromium/Default/Network/Cookies", "home/ana/.config/chromium/Default/Login Data"]
+                       ".config/chromium/Default/Network/Cookies", "home/ana/.config/chromium/Default/Login Data",
+                       # more browsers', mail's, chat's, password managers', command lines' and shells' stores
+                       ".config/BraveSoftware/Brave-Browser/Default/Cookies",
+                       ".config/BraveSoftware/Brave-Browser-Beta/Profile 2/Login Data",
+                       ".thunderbird/x1y2.default/logins.json", ".thunderbird/x1y2.default/key4.db",
+                       ".config/Slack/Cookies", ".config/Slack/Network/Cookies", ".config/Signal/config.json",
+                       ".config/Signal/sql/db.sqlite", "vault.kdbx", "backup/Passwords.kdbx", "signing.p8", "keys/api.p8",
+                       ".supabase/access-token", ".config/helm/repositories.yaml", ".helm/repository/repositories.yaml",
+                       "terraform.tfstate.1700000000.backup", "infra/prod.tfstate.1700000000.backup",
+                       ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history", ".histfile.bak"]
 
 
 @pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)
@@ -451,7 +460,9 @@ def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
                                   # beside the logins above: a project's own files of the same tools
                                   ".claude/settings.json", ".gemini/settings.json", "profiles.yml", "config.json",
                                   ".mozilla/firefox/profiles.ini", ".config/google-chrome/Default/Bookmarks",
-                                  ".bundle/notes.md", ".netlify/state.json", "docs/login-data.md"])
+                                  ".bundle/notes.md", ".netlify/state.json", "docs/login-data.md",
+                                  ".config/Slack/settings.json", ".thunderbird/profiles.ini", "kdbx.md", "p8.txt",
+                                  "terraform.tfstate.md", "history.md", ".config/fish/config.md"])
 def test_what_is_only_named_like_them_is_still_read(world, path):
     (world / path).parent.mkdir(parents=True, exist_ok=True)
     (world / path).write_text("notes\n")
@@ -465,3 +476,131 @@ def test_an_age_key_in_a_file_of_any_name_is_hidden_by_what_it_holds(renamed_key
     assert found.decision == "deny" and "holds a private key" in found.why, found.why
     (renamed_key / "key.txt").write_text("# public key: age1ql3z7hjy54pw3hyww5ay\n")  # a public key alone is no secret
     assert gate().check(renamed_key, "read_file", {"path": "key.txt"}).decision == "allow"
+
+
+
+# ---------------------------------------------------------------- private keys in DER: binary, with no armour
+
+def der(tag: int, content: bytes) -> bytes:
+    """One DER element: its tag, its length (short or long form), its content."""
+    length = len(content)
+    encoded = bytes([length]) if length < 0x80 else bytes([0x80 | ((length.bit_length() + 7) // 8)]) + \
+        length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes([tag]) + encoded + content
+
+
+SEQUENCE, INTEGER, OCTET_STRING, OID = 0x30, 0x02, 0x04, 0x06
+ED25519 = der(SEQUENCE, der(OID, bytes.fromhex("2b6570")))  # the algorithm 1.3.101.112
+# Built by hand as RFC 5208, 8017, 5915 and 7292 lay them out (course.paths names the sections): the key's bytes
+# stand in for a real key, which the structure, not the numbers, gives away.
+HAND_BUILT = {
+    "PKCS#8": der(SEQUENCE, der(INTEGER, b"\x00") + ED25519 + der(OCTET_STRING, der(OCTET_STRING, bytes(32)))),
+    "PKCS#1 RSA": der(SEQUENCE, der(INTEGER, b"\x00") + b"".join(der(INTEGER, b"\x01" * 64) for _ in range(8))),
+    "SEC1 EC": der(SEQUENCE, der(INTEGER, b"\x01") + der(OCTET_STRING, bytes(32)) + der(0xA0, der(OID, b"\x2a\x86\x48"))),
+    "PKCS#12": der(SEQUENCE, der(INTEGER, b"\x03") + der(SEQUENCE, der(OID, b"\x2a\x86\x48") + der(0xA0, bytes(300)))),
+    "encrypted PKCS#8": der(SEQUENCE, der(SEQUENCE, der(OID, b"\x2a\x86\x48\x86\xf7\x0d\x01\x05\x0d") + der(SEQUENCE, b""))
+                            + der(OCTET_STRING, bytes(200))),
+}
+CERTIFICATE = der(SEQUENCE, der(SEQUENCE, der(0xA0, der(INTEGER, b"\x02")) + der(INTEGER, b"\x01") + ED25519)
+                  + ED25519 + der(0x03, b"\x00" + bytes(64)))
+
+
+@pytest.fixture(scope="module")
+def der_files(tmp_path_factory) -> dict[str, bytes]:
+    """Private keys and a certificate in DER: made by openssl where it is installed, else built by hand."""
+    import shutil
+    import subprocess
+
+    made = tmp_path_factory.mktemp("der")
+    if not shutil.which("openssl"):
+        return {**HAND_BUILT, "a certificate": CERTIFICATE}
+    commands = {"PKCS#8": ["genpkey", "-algorithm", "ed25519", "-outform", "DER", "-out", "PKCS#8"],
+                "SEC1 EC": ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-outform", "DER", "-out", "SEC1 EC"],
+                "a certificate": ["req", "-x509", "-key", "PKCS#8", "-keyform", "DER", "-subj", "/CN=x", "-days", "1",
+                                  "-outform", "DER", "-out", "a certificate"]}
+    for command in commands.values():
+        subprocess.run(["openssl", *command], cwd=made, check=True, capture_output=True, timeout=30)
+    return {**HAND_BUILT, **{name: (made / name).read_bytes() for name in commands}}
+
+
+@pytest.mark.parametrize("kind", [*HAND_BUILT])
+def test_a_der_private_key_under_any_name_is_denied_to_commands_and_file_tools(world, der_files, kind):
+    (world / "server.der").write_bytes(der_files[kind])
+    results, requests = play(world, [("run_command", {"command": "cat -v server.der"}),
+                                     ("read_file", {"path": "server.der"})])
+    assert all(result["is_error"] and "holds a private key" in result["content"] for result in results), results
+    assert (world / "server.der").resolve() in gate().hidden(world)  # and a command a person approves finds it hidden
+
+
+@pytest.mark.parametrize("content", ["a certificate", "a text that starts with 0"])
+def test_a_der_certificate_stays_readable(world, der_files, content):
+    data = {"a certificate": der_files["a certificate"], "a text that starts with 0": b"0 items\n"}[content]
+    (world / "cert.der").write_bytes(data)
+    assert not course.paths.holds_private_key(world / "cert.der")
+    found = gate().check(world, "run_command", {"command": "cat -v cert.der"})
+    assert found.decision == "allow" and "private key" not in found.why, found.why
+
+
+def test_a_key_named_like_a_pkcs8_file_is_denied_whatever_it_holds(world):
+    (world / "AuthKey.p8").write_text("MIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg\n")  # base64, no armour
+    found = gate().check(world, "read_file", {"path": "AuthKey.p8"})
+    assert found.decision == "deny" and "the rule 'deny * *.p8'" in found.why, found.why
+
+
+# ---------------------------------------------------------------- git's own copy of a committed secret
+
+COMMIT_MESSAGE = "add the local config (TOKEN-IN-A-COMMIT-MESSAGE-4d1e)"
+
+
+@pytest.fixture(params=[".git", "store"], ids=["in .git", "in a separate git dir"])
+def committed(world, request):
+    """.env.local committed once (a common slip), then deleted from the work tree; the repository in .git, or in
+    a folder of another name (`git init --separate-git-dir store`: git takes it for one by what it holds)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("git"):
+        pytest.skip("needs git")
+    (world / ".env.local").write_text(f"API_KEY={ENV_SECRET}\n")
+    alone = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    init = ["init", "-q"] if request.param == ".git" else ["init", "-q", "--separate-git-dir", "store"]
+    for command in (init, ["add", "memo.md", ".env.local"],
+                    ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", COMMIT_MESSAGE]):
+        subprocess.run(["git", *command], cwd=world, check=True, capture_output=True, env=alone, timeout=30)
+    blob = subprocess.run(["git", "rev-parse", "HEAD:.env.local"], cwd=world, check=True, capture_output=True,
+                          text=True, env=alone, timeout=30).stdout.strip()
+    (world / ".env.local").unlink()
+    return world, request.param, f"{request.param}/objects/{blob[:2]}/{blob[2:]}"
+
+
+def test_a_committed_secret_is_not_read_from_gits_store_without_a_person(committed):
+    world, store, blob = committed
+    assert (world / blob).is_file()  # the secret, compressed with zlib, byte for byte
+    calls = [("run_command", {"command": f"cat -v {store}/index"}), ("run_command", {"command": f"cat -v {blob}"}),
+             ("read_file", {"path": f"{store}/COMMIT_EDITMSG"})]  # three refusals in a row end a run: no more
+    results, requests = play(world, calls)
+    for result in results:
+        message = json.loads(result["content"])["message"]
+        assert result["is_error"] and "git's own store" in message and "git's own commands" in message, message
+    assert "TOKEN-IN-A-COMMIT-MESSAGE" not in json.dumps(requests)
+    no_secret(requests)
+    for tool, arguments in [("run_command", {"command": f"head -c 4000 {store}/COMMIT_EDITMSG"}),
+                            ("run_command", {"command": f"ls {store}/objects"}), ("read_file", {"path": blob})]:
+        found = gate().check(world, tool, arguments)
+        assert found.decision == "deny" and "git's own store" in found.why, found.why
+
+
+def test_search_does_not_look_into_gits_store(committed):
+    world, store, _ = committed
+    results, _ = play(world, [("search_files", {"text": "TOKEN-IN-A-COMMIT-MESSAGE"}), ("search_files", {"text": "ref: refs"})])
+    assert [json.loads(result["content"])["output"] for result in results] == ["(no matches)", "(no matches)"]
+
+
+def test_a_person_approves_gits_own_commands_and_they_still_work(committed):
+    """What git keeps is read through git, which a person approves; the store is not hidden from git itself."""
+    import course.confinement
+    if not course.confinement.probe().available:
+        pytest.skip(course.confinement.probe().reason)
+    world, _, _ = committed
+    finished = s06.run_command(world, "git log --format=%s; echo end", hidden=gate().hidden(world))
+    assert "TOKEN-IN-A-COMMIT-MESSAGE" in finished and "end" in finished, finished

@@ -21,7 +21,7 @@ import course
 import course.confinement
 import course.transcript
 from helpers import DONE, scripted_client
-from s06_world import gate, play, s06, world  # noqa: F401
+from s06_world import ENV_SECRET, gate, no_secret, play, s06, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
 
@@ -70,6 +70,38 @@ def test_search_skips_them_and_a_command_finds_them_hidden(harness_here):
                                           "echo forged-line >> runs/runs.jsonl; echo end", hidden=gate().hidden(workspace))
     assert "List the files" not in finished and "end_turn" not in finished and "end" in finished
     assert "forged-line" not in (workspace / "runs" / "runs.jsonl").read_text()
+
+
+@pytest.fixture
+def other_runs(world):
+    """What runs started elsewhere in the workspace left there: `python agent.py` from tests/ writes tests/runs/."""
+    transcripts = world / "tests" / "runs" / "transcripts"
+    transcripts.mkdir(parents=True)
+    (transcripts / "s05-20261201-101010-abcdef.jsonl").write_text(
+        f'{{"messages": [{{"role": "user", "content": "API_KEY={ENV_SECRET}"}}]}}\n')
+    (world / "s05" / "runs").mkdir(parents=True)
+    (world / "s05" / "runs" / "audit.jsonl").write_text(f'{{"tool": "write_file", "content": "TOKEN={ENV_SECRET}"}}\n')
+    return world
+
+
+def test_a_command_of_the_safe_list_is_denied_every_runs_folder_and_search_skips_them(other_runs):
+    results, requests = play(other_runs, [
+        ("run_command", {"command": "cat tests/runs/transcripts/s05-20261201-101010-abcdef.jsonl"}),
+        ("run_command", {"command": "grep -h TOKEN s05/runs/audit.jsonl"}),
+        ("search_files", {"text": ENV_SECRET[:-1]})])  # the secret less a letter: the request holds no secret
+    for result in results[:2]:
+        message = json.loads(result["content"])["message"]
+        assert result["is_error"] and "the harness's own files" in message, message
+    assert json.loads(results[2]["content"])["output"] == "(no matches)"
+    no_secret(requests)
+
+
+def test_a_command_a_person_approves_finds_every_runs_folder_hidden(confined, other_runs):
+    hidden = gate().hidden(other_runs)
+    assert (other_runs / "tests" / "runs").resolve() in hidden and (other_runs / "s05" / "runs").resolve() in hidden
+    finished = s06.run_command(other_runs, "cat tests/runs/transcripts/*.jsonl s05/runs/audit.jsonl; ls tests/runs; "
+                                           "echo end", hidden=hidden)
+    assert ENV_SECRET not in finished and "s05-20261201" not in finished and "end" in finished, finished  # nothing listed
 
 
 def forged(path, stopped, **changes):

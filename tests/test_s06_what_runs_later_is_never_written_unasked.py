@@ -156,6 +156,11 @@ FAMILIES = {
     "Helix's workspace config": ".helix/config.toml", "a VS Code workspace file": "project.code-workspace",
     "starship's prompt": ".config/starship.toml", "kitty's config": ".config/kitty/kitty.conf",
     "a curlrc": ".curlrc", "a wgetrc": ".wgetrc",
+    # Python's bytecode, which runs in place of its source, and a home folder's desktop and tools' startup files
+    "bytecode in a __pycache__": "tests/__pycache__/helpers.cpython-311.pyc", "a sourceless pyc": "lib/json_tools.pyc",
+    "VS Code's user settings (git.path)": ".config/Code/User/settings.json",
+    "a KDE Plasma pre-startup script": ".config/plasma-workspace/env/path.sh",
+    "a matplotlibrc naming a backend module": "matplotlibrc", "a user's matplotlibrc": ".config/matplotlib/matplotlibrc",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -194,7 +199,12 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   # configs only a command the user runs loads (a test runner, a bundler, a build)
                                   "jest.config.js", "vitest.config.ts", "vite.config.mjs", "babel.config.js",
                                   ".babelrc.js", "postcss.config.cjs", ".stylelintrc.json", "docs/helix.md",
-                                  "code-workspace.md", "curlrc.md", "Renviron.md"])
+                                  "code-workspace.md", "curlrc.md", "Renviron.md",
+                                  # the user's own commands: pytest, just, nox and a build run them when asked to
+                                  # (conftest.py too, but under pytest the tests' own conftest is a module already
+                                  # imported, which a conftest.py in the workspace would shadow)
+                                  "pytest.ini", "justfile", "noxfile.py", "setup.py", "pycache.md", "tests/test_memo.py",
+                                  "matplotlib.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -626,3 +636,80 @@ def test_every_file_the_in_depth_table_says_runs_later_is_one_run_later_names():
         assert len(examples) >= 25, (page, examples)
         missed = [word for word in examples if not course.paths.run_later(word.replace("*", "x").strip("/"))]
         assert not missed, (page, missed)
+
+
+# ---------------------------------------------------------------- bytecode: it runs in place of its source
+
+EVIL_BYTECODE = """
+import importlib.util, py_compile, sys
+open("evil_helpers.py", "w").write("VALUE = 'evil'\\n")
+target = importlib.util.cache_from_source("tests/helpers.py")
+py_compile.compile("evil_helpers.py", cfile=target, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+print("wrote", target)
+"""
+
+
+def imported_value(world):
+    """What `import helpers` gives a Python started outside every confinement, from tests/, as the user's is."""
+    import subprocess
+    import sys
+
+    found = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'tests'); import helpers; print(helpers.VALUE)"],
+                           cwd=world, capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=30)
+    return found.stdout.strip()
+
+
+@pytest.fixture
+def helpers_module(world):
+    (world / "tests").mkdir()
+    (world / "tests" / "helpers.py").write_text("VALUE = 'honest'\n")
+    (world / "mk.py").write_text(EVIL_BYTECODE)
+    return world
+
+
+def test_an_unchecked_hash_pyc_a_command_writes_is_removed_before_python_imports_it(confined, helpers_module):
+    """`python3 mk.py`, approved once, wrote a pyc that Python loads whatever tests/helpers.py says."""
+    import sys
+
+    finished = run(f"{sys.executable} mk.py; echo made", helpers_module)
+    assert "made" in finished.output
+    assert not (helpers_module / "tests" / "__pycache__").exists(), finished.output
+    assert imported_value(helpers_module) == "honest"
+
+
+def test_without_the_sweep_the_same_command_makes_python_import_the_pyc(helpers_module, monkeypatch):
+    """The control: what that command does when nothing stops it (and Python is asked to write bytecode)."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "mk.py"], cwd=helpers_module, check=True, capture_output=True, timeout=30)
+    assert imported_value(helpers_module) == "evil"
+
+
+def test_an_existing_pycache_is_read_only_to_a_command(confined, helpers_module):
+    import sys
+
+    (helpers_module / "tests" / "__pycache__").mkdir()
+    (helpers_module / "tests" / "__pycache__" / "notes.txt").write_text("kept\n")
+    finished = run(f"{sys.executable} mk.py; echo made", helpers_module)
+    assert "made" in finished.output
+    assert sorted(path.name for path in (helpers_module / "tests" / "__pycache__").iterdir()) == ["notes.txt"]
+    assert imported_value(helpers_module) == "honest"
+
+
+def test_python_in_a_command_is_told_not_to_write_bytecode(world):
+    import sys
+
+    finished = run(f"{sys.executable} -c 'import sys; print(\"dont_write\", sys.dont_write_bytecode)'", world)
+    assert "dont_write True" in finished.output, finished.output
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("write_file", {"path": "tests/__pycache__/helpers.cpython-311.pyc", "content": "x"}),
+    ("move_file", {"source": "memo.md", "destination": "tests/__pycache__/helpers.cpython-311.pyc"}),
+    ("write_file", {"path": "helpers.pyc", "content": "x"})])
+def test_a_file_tool_asks_before_writing_bytecode(world, tool, arguments):
+    person = Person(("deny", "no"))
+    found = verdict(world, tool, arguments, person)
+    assert found.decision == "deny" and len(person.asked) == 1
+    assert "Python imports" in person.asked[0][2], person.asked[0][2]
