@@ -707,7 +707,7 @@ def test_python_in_a_command_is_told_not_to_write_bytecode(world):
 @pytest.mark.parametrize("tool, arguments", [
     ("write_file", {"path": "tests/__pycache__/helpers.cpython-311.pyc", "content": "x"}),
     ("move_file", {"source": "memo.md", "destination": "tests/__pycache__/helpers.cpython-311.pyc"}),
-    ("write_file", {"path": "helpers.pyc", "content": "x"})])
+    ("write_file", {"path": "vendor/notes_compiled.pyc", "content": "x"})])  # a sourceless one, no module's name
 def test_a_file_tool_asks_before_writing_bytecode(world, tool, arguments):
     person = Person(("deny", "no"))
     found = verdict(world, tool, arguments, person)
