@@ -419,8 +419,9 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
     sys.path[:] = [str(copy)] + [entry for entry in sys.path if entry and _readable_prefix(entry)]
     sys.dont_write_bytecode = True
     from . import grading_probes
-    for extra in order.get("probe_files", []):
-        _import_file(Path(extra))
+    extra = [_import_file(Path(path)) for path in order.get("probe_files", [])]
+    if extra:  # of the instructor's files, only what their drivers use stays (the cases and judges run outside)
+        grading_probes.keep_only_the_drivers(extra, order["probe_files"], order, copy, work)
     _work(order, copy, work, observations, grading_probes)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -607,11 +608,12 @@ def _write_only_in(folder: Path) -> None:
         os.close(ruleset)
 
 
-def _import_file(path: Path) -> None:
+def _import_file(path: Path):
     import importlib.util
     spec = importlib.util.spec_from_file_location(f"course_extra_tests_{abs(hash(str(path)))}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
 
 
 def _readable_prefix(entry: str) -> bool:

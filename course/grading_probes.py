@@ -1321,6 +1321,87 @@ def keep_answers_out_of_reach(order: dict, copy: Path) -> None:
         _unreadable(files, Path(copy).parent, order.get("readable", []))
 
 
+# An instructor's hidden cases (--extra-tests) are a file the child imports for its drivers; the same file
+# draws the cases and judges them, in the grading process, and may hold the solver that computes what each
+# case expects. In the child, once the file is imported and before the copy is, only what its drivers reach
+# is left of it (keep_only_the_drivers): its probes' cases and judge are stand-ins, every global of the file
+# no driver names is deleted (so a solver only the cases or the judge use is gone from memory), the probe
+# classes lose their cases and judge, and the file cannot be read again (a Landlock layer, as above).
+
+
+def keep_only_the_drivers(modules: list, files: list[str], order: dict, copy: Path, work: Path) -> None:
+    """In the graded child, after the instructor's ``files`` were imported as ``modules``, before the copy is
+    (``copy``: the job's copy folder; ``work``: the child's scratch folder)."""
+    import dataclasses
+    import linecache
+
+    origins = {str(Path(path).resolve()) for path in files}
+    standin = OutOfReach("an instructor's cases are drawn and judged by the grader, outside the child")
+    drivers = []
+    for found in PROBES.values():
+        for position, one in enumerate(found):
+            if one.origin in origins:
+                drivers.append(one.drive)
+                found[position] = dataclasses.replace(one, cases=standin, judge=standin)
+    for module in modules:
+        namespace = module.__dict__
+        for value in list(namespace.values()):
+            if isinstance(value, type) and any(value.__dict__.get("drive") is driver for driver in drivers):
+                for name in ("cases", "judge"):
+                    if name in value.__dict__:
+                        delattr(value, name)
+        kept = _named_by([driver for driver in drivers if getattr(driver, "__globals__", None) is namespace], namespace)
+        for name in [name for name in namespace if name not in kept and not name.startswith("__")]:
+            del namespace[name]
+    for path in files:
+        linecache.cache.pop(str(path), None)
+        linecache.cache.pop(str(Path(path).resolve()), None)
+    if _confined():
+        # The job's folder holds the hidden files (in its probes folder) and cannot be listed by the child, so
+        # what may be read in it is named: the copy, the scratch folder, the probes folder but those files.
+        _unreadable([str(Path(path).resolve()) for path in files], Path(copy).parent,
+                    [str(copy), str(work), *order.get("readable", [])])
+
+
+def _named_by(functions: list, namespace: dict) -> set:
+    """The globals of ``namespace`` the functions name, and those named by what they name, and so on (a name
+    an attribute shares with a global counts: more is kept, never less)."""
+    kept, codes, seen = set(), [function.__code__ for function in functions], set()
+
+    def codes_of(value) -> list:
+        value = getattr(value, "__func__", value)  # a staticmethod's or classmethod's function
+        if isinstance(value, types.FunctionType):
+            cells = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+            return [value.__code__] + [code for inner in [*cells, *(value.__defaults__ or ())] for code in codes_of(inner)]
+        if isinstance(value, type):
+            return [code for name, inner in vars(value).items() if name not in ("cases", "judge")
+                    for code in codes_of(inner)]
+        if isinstance(value, property):
+            return [code for inner in (value.fget, value.fset, value.fdel) if inner for code in codes_of(inner)]
+        return []
+    for function in functions:
+        codes += [code for inner in function.__closure__ or () if _filled(inner) for code in codes_of(inner.cell_contents)]
+    while codes:
+        code = codes.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+        for name in code.co_names:
+            if name in namespace and name not in kept:
+                kept.add(name)
+                codes += codes_of(namespace[name])
+    return kept
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 def _replace_everywhere(module, name: str) -> list:
     """Put a stand-in wherever the heap holds the answer or a function of its module it reaches; returns a
     (weak reference, name) for each of those functions and code objects, which must now be gone."""

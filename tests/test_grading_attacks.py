@@ -115,7 +115,7 @@ def test_the_folder_beside_an_extra_tests_file_stays_unreadable(tmp_path, capsys
     secret = hidden / "grading_solutions.txt"
     secret.write_text("hidden-answer-5c1e", encoding="utf-8")
     copy = make_copy(tmp_path / "eve" / "s03", "s03", {1: f"""
-        return "max_turns", json.codecs.open({str(secret)!r}).read()"""})  # passes the region check: the confinement holds
+        return "max_turns", Path({str(secret)!r}).read_text()"""})  # passes the region check: the confinement holds
     out = tmp_path / "eve.json"
     main(["check", "s03", str(copy), "--extra-tests", str(hidden / "cases.py"), "--seed", "3", "--json", str(out)])
     capsys.readouterr()
