@@ -365,6 +365,7 @@ def _attribute_refused(name: str) -> bool:
 # A module is used through its attributes only (``m = re`` then ``m.enum`` would hide the chain from this).
 REACHABLE_MODULES: set[str] = set()  # beside the ones a stage's file imports by name
 _MISSING = object()
+_NOT_IMPORTED = object()  # a submodule this process has not imported, or what a module's __getattr__ makes
 
 
 @functools.lru_cache(maxsize=64)
@@ -398,8 +399,11 @@ def _imported_by(source: str) -> tuple[tuple[str, object], ...]:
 
 
 def _step(holder, name: str):
-    """``holder.name`` as a plain lookup in the module's or the class's own dict, or _MISSING (then what it
-    is cannot be told here). A module's submodule not yet imported counts as that module."""
+    """``holder.name`` as a plain lookup in the module's or the class's own dict; _MISSING when there is no such
+    attribute (a region that uses it fails on its own); _NOT_IMPORTED for a submodule not imported here (but
+    the support package's, which is imported to be followed) or a name a module's __getattr__ would make
+    (what either is cannot be told without running it)."""
+    import importlib
     import importlib.util
     import sys
     if isinstance(holder, types.ModuleType):
@@ -412,7 +416,19 @@ def _step(holder, name: str):
                     spec = importlib.util.find_spec(qualified)
                 except (ImportError, ValueError):
                     spec = None
-                value = types.ModuleType(qualified) if spec is not None else _MISSING
+                value = _MISSING if spec is None else _NOT_IMPORTED
+                if spec is not None and qualified.partition(".")[0] == __package__:  # the course's own: imported
+                    try:
+                        value = importlib.import_module(qualified)
+                    except ImportError:
+                        value = _NOT_IMPORTED
+            if value is _MISSING and "__getattr__" in holder.__dict__:  # a module that makes attributes on demand
+                value = _NOT_IMPORTED
+                if holder.__name__.partition(".")[0] == __package__:  # the support package's: its own code, run
+                    try:
+                        value = getattr(holder, name)
+                    except AttributeError:
+                        value = _MISSING
         return value
     if isinstance(holder, type):
         for klass in type.__dict__["__mro__"].__get__(holder):
@@ -424,6 +440,8 @@ def _step(holder, name: str):
 def _refused_value(value, allowed: set) -> str:
     """Why a region may not reach ``value`` ("" when it may)."""
     import builtins
+    if value is _NOT_IMPORTED:
+        return "is not imported here (a module not loaded yet, or made on demand): where it goes cannot be followed"
     if isinstance(value, types.ModuleType):
         name = value.__dict__.get("__name__", "?")
         if value is builtins or name == "builtins":
