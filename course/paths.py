@@ -694,6 +694,8 @@ SECRETS = (
     # (https://unix.stackexchange.com/questions/111718/command-history-in-zsh), fish's in its data folder
     # (https://github.com/fish-shell/fish-shell/issues/1669).
     ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history",
+    # flyctl's config.yml, in ~/.fly, holds its access_token (https://github.com/superfly/flyctl/blob/master/internal/config/config.go)
+    ".fly/config.yml",
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -1020,6 +1022,18 @@ RUN_LATER = {
     # git (https://github.com/microsoft/vscode/issues/477); KDE Plasma's pre-startup and logout scripts
     # (https://docs.kde.org/stable5/en/plasma-workspace/kcontrol/autostart/index.html).
     ".config/Code/User": "VS Code runs the programs its user settings name (git.path) and the user tasks in it",
+    # VSCodium, VS Code built without Microsoft's branding, keeps the same user data under its own name
+    # (https://github.com/VSCodium/vscodium/pull/691).
+    ".config/VSCodium/User": "VSCodium runs the programs its user settings name (git.path) and the user tasks in it",
+    # Tiling window managers run the exec lines of their config at every start (man 5 sway: the config is a list
+    # of commands sway runs on startup; i3's, https://github.com/i3/i3/discussions/4635).
+    **dict.fromkeys((".config/i3", ".i3", ".config/sway"),
+                    "the window manager runs the programs its config names (exec) at every start"),
+    # Which program opens a file of a type when it is double-clicked: mimeapps.list names a desktop entry, whose
+    # Exec line is what runs (https://specifications.freedesktop.org/mime-apps/latest-single,
+    # https://specifications.freedesktop.org/mime-apps/latest/default).
+    **dict.fromkeys((".config/mimeapps.list", ".config/*-mimeapps.list", ".local/share/applications"),
+                    "the desktop runs the Exec of the entry it names when a file of that type is opened"),
     ".config/plasma-workspace": "KDE Plasma runs the scripts of its env/ at every login and of its shutdown/ at logout",
     # Matplotlib reads matplotlibrc in the current folder first, then ~/.config/matplotlib/matplotlibrc
     # (https://packtpub.com/en-gr/product/mastering-matplotlib-2x-9781789617696/chapter/heavy-customization-1/section/the-matplotlib-configuration-files-ch01lvl1sec05),

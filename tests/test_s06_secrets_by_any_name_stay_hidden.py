@@ -445,7 +445,8 @@ OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_ne
                        ".config/Signal/sql/db.sqlite", "vault.kdbx", "backup/Passwords.kdbx", "signing.p8", "keys/api.p8",
                        ".supabase/access-token", ".config/helm/repositories.yaml", ".helm/repository/repositories.yaml",
                        "terraform.tfstate.1700000000.backup", "infra/prod.tfstate.1700000000.backup",
-                       ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history", ".histfile.bak"]
+                       ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history", ".histfile.bak",
+                       ".fly/config.yml"]
 
 
 @pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)

@@ -161,6 +161,10 @@ FAMILIES = {
     "VS Code's user settings (git.path)": ".config/Code/User/settings.json",
     "a KDE Plasma pre-startup script": ".config/plasma-workspace/env/path.sh",
     "a matplotlibrc naming a backend module": "matplotlibrc", "a user's matplotlibrc": ".config/matplotlib/matplotlibrc",
+    "VSCodium's user settings": ".config/VSCodium/User/settings.json", "i3's config": ".config/i3/config",
+    "sway's config": ".config/sway/config", "the default applications": ".config/mimeapps.list",
+    "a desktop's own default applications": ".config/kde-mimeapps.list",
+    "a desktop entry": ".local/share/applications/editor.desktop",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
