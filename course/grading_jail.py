@@ -579,33 +579,9 @@ def _in_case_folder(folder: Path, confined: bool) -> None:
 
 
 def _write_only_in(folder: Path) -> None:
-    abi = confinement.landlock_abi()
-    changes = _handled_files(abi) & ~(confinement.EXECUTE | confinement.READ_FILE | confinement.READ_DIR
-                                      | confinement.IOCTL_DEV)
-
-    class Ruleset(ctypes.Structure):  # handled_access_fs alone: the size of ABI 1's struct
-        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
-
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    libc = _libc()
-    attr = Ruleset(changes)
-    ruleset = _check(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                                  ctypes.c_uint32(0)), "landlock_create_ruleset")
-    try:
-        for path, rights in ((str(folder), changes), ("/dev/null", confinement.WRITE_FILE)):
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            try:
-                rule = PathBeneath(rights & changes, fd)
-                _check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
-                                    ctypes.c_uint32(0)), f"landlock_add_rule {path}")
-            finally:
-                os.close(fd)
-        _check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
-    finally:
-        os.close(ruleset)
+    changes = _handled_files(confinement.landlock_abi()) & ~(confinement.EXECUTE | confinement.READ_FILE
+                                                             | confinement.READ_DIR | confinement.IOCTL_DEV)
+    add_landlock_layer(changes, [(str(folder), changes), ("/dev/null", confinement.WRITE_FILE)])
 
 
 def _import_file(path: Path):
@@ -652,6 +628,17 @@ def _landlock(readable: list[Path], writable: Path) -> None:
     grants += [("/dev/null", confinement.READ_FILE | confinement.WRITE_FILE), ("/dev/urandom", confinement.READ_FILE)]
     grants.append((str(writable), handled))
 
+    add_landlock_layer(handled, grants, net=confinement.NET_BIND_TCP | confinement.NET_CONNECT_TCP,
+                       scoped=confinement.SCOPE_ABSTRACT_UNIX_SOCKET | confinement.SCOPE_SIGNAL if abi >= 6 else 0)
+
+
+def add_landlock_layer(handled: int, grants, *, net: int = 0, scoped: int = 0) -> None:
+    """One more Landlock layer on this process (layers stack, each only taking rights away:
+    https://docs.kernel.org/userspace-api/landlock.html): the file rights in ``handled`` are refused beneath
+    every path but those ``grants`` names, each (path, rights), a file with only the rights a file rule may
+    hold; a path that cannot be opened is granted nothing. ``net``: the network rights handled (none
+    granted); ``scoped``: the scopes (ABI 6). The struct is passed at the size of the oldest ABI that
+    knows each field given, so that an older kernel accepts it."""
     class Ruleset(ctypes.Structure):
         _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
                     ("scoped", ctypes.c_uint64)]
@@ -660,23 +647,26 @@ def _landlock(readable: list[Path], writable: Path) -> None:
         _pack_ = 1
         _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
-    attr = Ruleset(handled, confinement.NET_BIND_TCP | confinement.NET_CONNECT_TCP,
-                   confinement.SCOPE_ABSTRACT_UNIX_SOCKET | confinement.SCOPE_SIGNAL if abi >= 6 else 0)
-    size = ctypes.sizeof(attr) if abi >= 6 else 16
+    attr = Ruleset(handled, net, scoped)
+    size = 24 if scoped else 16 if net else 8
     libc = _libc()
     ruleset = _check(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)),
                      "landlock_create_ruleset")
-    for path, rights in grants:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except FileNotFoundError:
-            continue
-        rule = PathBeneath(rights & handled & (~0 if os.path.isdir(path) else _file_rights()), fd)
-        _check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
-                            ctypes.c_uint32(0)), f"landlock_add_rule {path}")
-        os.close(fd)
-    _check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
-    os.close(ruleset)
+    try:
+        for path, rights in grants:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                rule = PathBeneath(rights & handled & (~0 if os.path.isdir(path) else _file_rights()), fd)
+                _check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
+                                    ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
 
 
 def _handled_files(abi: int) -> int:

@@ -1527,7 +1527,6 @@ TOP_FOLDERS = ("/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/
 def _unreadable(files: list[str], job: Path, readable: list) -> None:
     """One more Landlock layer: a file may be read wherever the child could read one, except ``files``.
     The layer handles only LANDLOCK_ACCESS_FS_READ_FILE, so what the child may write, list or run is as it was."""
-    import ctypes
     import os
     from . import confinement, grading_jail
 
@@ -1561,29 +1560,4 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
         else:
             grants.append(root)
 
-    class Ruleset(ctypes.Structure):  # handled_access_fs alone: the size of ABI 1's struct
-        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
-
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    libc, check = grading_jail._libc(), grading_jail._check
-    attr = Ruleset(confinement.READ_FILE)
-    ruleset = check(libc.syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                                 ctypes.c_uint32(0)), "landlock_create_ruleset")
-    try:
-        for path in grants:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                rule = PathBeneath(confinement.READ_FILE, fd)
-                check(libc.syscall(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), ctypes.byref(rule),
-                                   ctypes.c_uint32(0)), f"landlock_add_rule {path}")
-            finally:
-                os.close(fd)
-        check(libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
-    finally:
-        os.close(ruleset)
+    grading_jail.add_landlock_layer(confinement.READ_FILE, [(str(path), confinement.READ_FILE) for path in grants])
