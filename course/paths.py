@@ -27,7 +27,6 @@ import os
 import re
 import stat
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -111,10 +110,7 @@ def too_much_to_write(content) -> str:
 
 def contains(file: Path, text: str, chunk: int = 1 << 20) -> bool:
     """Whether a file's text holds ``text``, without regard to case, read a chunk at a time, so that
-    memory stays bounded whatever the file's size; a match across two chunks is found too. A file of git's
-    own store is never searched (lies_in_git_store): it holds every committed file, a committed secret too."""
-    if lies_in_git_store(file):
-        return False
+    memory stays bounded whatever the file's size; a match across two chunks is found too."""
     needle, tail = text.lower(), ""
     if not needle:
         return True
@@ -1114,38 +1110,31 @@ def in_git_store(workspace: Path, relative: str) -> str:
     return ""
 
 
-# What lies_in_git_store() found of each folder, for the length of one search: the loop runs one tool call at a
-# time, so nothing changes the workspace while search_files walks it, and a walk asks it of every file (each an
-# lstat for every folder above it: a search of 48,000 files took twice as long). A pause longer than
-# STORE_MEMO_SECONDS between two questions ends a search: the next one asks the disk again.
-STORE_MEMO_SECONDS = 0.05
-_store_memo: dict[str, bool] = {}
-_store_memo_asked = [0.0]
+def git_store_test() -> Callable[[Path], bool]:
+    """Whether an absolute path lies in git's own store (a folder above it is named .git or is one git takes
+    for a repository), for one walk with no workspace to start from (search_files): each folder's answer
+    is kept for the walk, which asks it of every file (an lstat for every folder above each: a search of
+    48,000 files took twice as long without)."""
+    known: dict[str, bool] = {}
 
-
-def lies_in_git_store(path: Path) -> bool:
-    """Whether an absolute path lies in git's own store: a folder above it is named .git or is one git takes
-    for a repository. For a walk with no workspace to start from (search_files' ``contains``)."""
-    now = time.monotonic()
-    if now - _store_memo_asked[0] > STORE_MEMO_SECONDS or len(_store_memo) > 100_000:
-        _store_memo.clear()
-    _store_memo_asked[0] = now
-    folder, passed, found = os.path.dirname(os.fspath(path)), [], False
-    while True:
-        if folder in _store_memo:
-            found = _store_memo[folder]
-            break
-        passed.append(folder)
-        if os.path.basename(folder).lower() == ".git" or (os.path.lexists(os.path.join(folder, "HEAD"))
-                                                           and git_directory(Path(folder))):
-            found = True
-            break
-        above = os.path.dirname(folder)
-        if above == folder:
-            break
-        folder = above
-    _store_memo.update(dict.fromkeys(passed, found))  # each folder passed lies where the one that answered does
-    return found
+    def lies_in_git_store(path: Path) -> bool:
+        folder, passed, found = os.path.dirname(os.fspath(path)), [], False
+        while True:
+            if folder in known:
+                found = known[folder]
+                break
+            passed.append(folder)
+            if os.path.basename(folder).lower() == ".git" or (os.path.lexists(os.path.join(folder, "HEAD"))
+                                                               and git_directory(Path(folder))):
+                found = True
+                break
+            above = os.path.dirname(folder)
+            if above == folder:
+                break
+            folder = above
+        known.update(dict.fromkeys(passed, found))  # each folder passed lies where the one that answered does
+        return found
+    return lies_in_git_store
 
 
 def git_store_problem(workspace: Path, names: Sequence[str]) -> str:
