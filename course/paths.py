@@ -693,6 +693,21 @@ SECRETS = (
     ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history",
     # flyctl's config.yml, in ~/.fly, holds its access_token (https://github.com/superfly/flyctl/blob/master/internal/config/config.go)
     ".fly/config.yml",
+    # act's secrets for a workflow run locally, read from .secrets unless --secret-file names another
+    # (https://github.com/nektos/act/blob/master/cmd/root.go); dynaconf's `init` writes the secrets beside settings
+    # as .secrets.toml, or .secrets.yaml and the rest by the format asked, and ignores .secrets.* in git
+    # (https://github.com/dynaconf/dynaconf#readme).
+    ".secrets", ".secrets.*",
+    # Ansible's vault password, in the file its guide names (https://github.com/ansible/ansible-documentation/blob/devel/docs/docsite/rst/vault_guide/vault_using_encrypted_content.rst)
+    ".vault_pass.txt",
+    # A Kerberos keytab holds a principal's keys: whoever reads it is that principal
+    # (https://docs.oracle.com/cd/E19082-01/819-3321/aadmin-10/index.html; http://web.mit.edu/kerberos/krb5-latest/doc/basic/keytab_def.html).
+    "*.keytab",
+    # GnuPG before 2.1 kept the private keys in secring.gpg, which 2.1 migrates from
+    # (GnuPG's g10/migrate.c, https://gitverse.ru/githubmirror/gnupg2/content/master/g10/migrate.c); a copy of it
+    # outside .gnupg is the same secret.
+    "secring.gpg",
+    ".wakatime.cfg",     # WakaTime's api_key (https://github.com/wakatime/wakatime-cli/blob/develop/USAGE.md)
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -1037,6 +1052,27 @@ RUN_LATER = {
     # and a backend of the form module://name is a module it imports (https://matplotlib.org/3.3.4/api/matplotlib_configuration_api.html).
     **dict.fromkeys(("matplotlibrc", ".config/matplotlib"),
                     "Matplotlib imports the module its backend names (module://NAME) in every script that plots"),
+    # flake8's own config file, read like setup.cfg's and tox.ini's sections above: [flake8:local-plugins] imports the
+    # modules it names, from the paths it puts on sys.path, at every run
+    # (https://flake8.pycqa.org/en/stable/user/configuration.html#using-local-plugins).
+    ".flake8": "flake8 imports the local plugins it names at every run, which editors start on every save",
+    # Other version-control systems' stores, each holding what runs at the user's next command there. darcs takes
+    # default options from _darcs/prefs/defaults (~/.darcs/defaults for the user), posthook and prehook among them,
+    # which it runs as shell commands (http://darcs.net/Using/Configuration;
+    # https://hackage.haskell.org/package/darcs-2.18.5/docs/src/Darcs.UI.RunHook.html). Pijul runs the programs of
+    # .pijul/hooks (https://docs.rs/crate/pijul/0.12.1/source/src/commands/hooks.rs) and keeps there the approval that
+    # lets pijul.toml's shared hooks run (https://docs.rs/crate/pijul/1.0.0-beta.22/source/src/commands/hooks.rs).
+    # Sapling reads .sl/config as the repository's config, whose [hooks] run as Mercurial's do
+    # (github.com/facebook/sapling, eden/scm/tests/test-histedit-fold.t). Bazaar loads every plugin of
+    # ~/.bazaar/plugins at start, and hooks are installed by plugins
+    # (https://docs.huihoo.com/bazaar/2.5/bzr-ja-html/user-guide/hooks.html).
+    **dict.fromkeys(("_darcs", ".darcs"), "darcs runs the posthook and prehook its defaults name at the next darcs command"),
+    ".pijul": "Pijul runs its hooks at the next record, and keeps the approval that lets the shared hooks run",
+    ".sl": "Sapling runs the hooks its .sl/config names at the next sl command they are set for",
+    ".bazaar/plugins": "Bazaar loads the plugins in it, and the hooks they install, at every bzr command",
+    # wakatime-cli, which every WakaTime editor plugin runs on every save, runs the command its api_key_vault_cmd names
+    # (https://github.com/wakatime/wakatime-cli/blob/develop/USAGE.md); it is a secret too (its api_key).
+    ".wakatime.cfg": "wakatime-cli runs the command its api_key_vault_cmd names, at every save an editor's plugin reports",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 

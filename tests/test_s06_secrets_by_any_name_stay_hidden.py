@@ -35,7 +35,11 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      "infra/prod.tfstate.backup", ".vault-token", ".s3cfg", ".boto", ".gem/credentials",
                      ".databrickscfg", ".config/rclone/rclone.conf", ".m2/settings.xml", ".config/hub",
                      ".kaggle/kaggle.json", ".cache/huggingface/token", "auth.json", "php/auth.json", ".env-local",
-                     "config/.env_prod"]
+                     "config/.env_prod",
+                     # act's and dynaconf's secrets files, Ansible's vault password, a Kerberos keytab, GnuPG 1's
+                     # secret keyring outside .gnupg, WakaTime's key
+                     ".secrets", ".secrets.toml", "config/.secrets.yaml", ".vault_pass.txt", "etc/krb5.keytab",
+                     "backup/secring.gpg", ".wakatime.cfg"]
 
 
 @pytest.fixture
@@ -463,7 +467,8 @@ def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
                                   ".mozilla/firefox/profiles.ini", ".config/google-chrome/Default/Bookmarks",
                                   ".bundle/notes.md", ".netlify/state.json", "docs/login-data.md",
                                   ".config/Slack/settings.json", ".thunderbird/profiles.ini", "kdbx.md", "p8.txt",
-                                  "terraform.tfstate.md", "history.md", ".config/fish/config.md"])
+                                  "terraform.tfstate.md", "history.md", ".config/fish/config.md",
+                                  "docs/secrets.md", "keytab.md", "secring.md", "wakatime.cfg.md", "vault_pass.md"])
 def test_what_is_only_named_like_them_is_still_read(world, path):
     (world / path).parent.mkdir(parents=True, exist_ok=True)
     (world / path).write_text("notes\n")

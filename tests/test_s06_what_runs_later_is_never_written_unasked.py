@@ -165,6 +165,11 @@ FAMILIES = {
     "sway's config": ".config/sway/config", "the default applications": ".config/mimeapps.list",
     "a desktop's own default applications": ".config/kde-mimeapps.list",
     "a desktop entry": ".local/share/applications/editor.desktop",
+    # flake8's own config (its local plugins), and other version-control systems' stores and their hooks
+    "a flake8 config": ".flake8", "a flake8 config a folder down": "pkg/.flake8",
+    "darcs's repository defaults (posthook)": "_darcs/prefs/defaults", "darcs's user defaults": ".darcs/defaults",
+    "a Pijul hook": ".pijul/hooks/pre-record", "Pijul's repository config": ".pijul/config",
+    "Sapling's repository config": ".sl/config", "a Bazaar plugin": ".bazaar/plugins/evil.py",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -208,7 +213,8 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   # (conftest.py too, but under pytest the tests' own conftest is a module already
                                   # imported, which a conftest.py in the workspace would shadow)
                                   "pytest.ini", "justfile", "noxfile.py", "setup.py", "pycache.md", "tests/test_memo.py",
-                                  "matplotlib.md"])
+                                  "matplotlib.md", "flake8.md", "docs/darcs.md", "notes.sl", "bazaar/plugins.md",
+                                  "pijul.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -219,6 +225,13 @@ def test_claude_codes_home_file_is_a_secret_and_what_runs_later_both():
     assert course.paths.run_later(".claude.json") == ".claude.json"
     assert course.paths.run_later("home/ana/.claude.json") == ".claude.json"
     assert course.paths.run_later("claude.json") == ""
+
+
+def test_wakatimes_config_is_a_secret_and_what_runs_later_both(world):
+    """.wakatime.cfg holds the API key and names the command wakatime-cli runs for it (api_key_vault_cmd)."""
+    assert course.paths.run_later(".wakatime.cfg") == ".wakatime.cfg"
+    found = verdict(world, "write_file", {"path": ".wakatime.cfg", "content": "[settings]\napi_key_vault_cmd = id\n"})
+    assert found.decision == "deny" and "the rule 'deny * .wakatime.cfg'" in found.why, found.why
 
 
 def test_a_person_is_asked_and_shown_why(repository):
@@ -274,6 +287,9 @@ def test_without_the_kernel_the_same_command_does_change_git(repository, monkeyp
     "printf '[tool.pylint.main]\\ninit-hook = \"x\"\\n' > pyproject.toml",
     "mkdir -p .opencode/plugins && echo 'export const x = 1' > .opencode/plugins/x.js",
     "mkdir -p .local/bin && echo 'touch /tmp/x' > .local/bin/git",
+    "printf '[flake8:local-plugins]\\nextension =\\n    X = evil:P\\npaths = .\\n' > .flake8",
+    "mkdir -p _darcs/prefs && echo 'ALL posthook touch /tmp/x' > _darcs/prefs/defaults",
+    "mkdir -p .sl && printf '[hooks]\\npre-status = touch /tmp/x\\n' > .sl/config",
 ])
 def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
     before = course.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
