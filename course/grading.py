@@ -203,14 +203,27 @@ class Refused(CourseError):
 
 
 def read_source(path: Path) -> str:
-    """The file decoded as Python decodes it: its coding declaration, else UTF-8."""
+    """The file decoded as Python decodes it: its coding declaration, else UTF-8; refused if it holds a
+    character that ends a line for str.splitlines but not for Python (OTHER_LINE_BREAKS)."""
     data = read_regular(path)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding).removeprefix("\ufeff")
+        source = data.decode(encoding).removeprefix("\ufeff")
     except (SyntaxError, UnicodeError, LookupError) as error:  # UnicodeError: the 'undefined' codec, say
         line = data[:getattr(error, "start", 0)].count(b"\n") + 1 if isinstance(error, UnicodeDecodeError) else 1
         raise Refused(f"{path.name}, line {line}: not valid text in its encoding ({error})") from None
+    if found := OTHER_LINE_BREAKS.search(source):
+        line = source[:found.start()].count("\n") + 1
+        raise Refused(f"{path.name}, line {line}: the character {found.group()!r} ends a line for the grader but not "
+                      "for Python, so the two would read different code; remove it")
+    return source
+
+
+# Python ends a line at \n, \r\n or \r only (https://docs.python.org/3/reference/lexical_analysis.html#physical-lines);
+# str.splitlines, which the grader compares a copy's lines with, also at these
+# (https://docs.python.org/3/library/stdtypes.html#str.splitlines). A form feed in a comment had opened a string
+# only the grader saw, and code outside the regions passed for their text. No stage file holds one.
+OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 # The grader reads and parses each copy itself, outside any confinement, so what a copy may hold is
@@ -942,6 +955,23 @@ def grade_copies(copies: list[tuple], options: Options) -> list[CopyGrade]:
 
 
 STAGE_NAME = re.compile(r"s\d\d")
+
+
+def only_stages(copies: list[tuple], wanted: set[str]) -> list[tuple]:
+    """The copies of the ``wanted`` stages (``grade --stages``), and, for a student who has no copy of one of
+    them, a row of 0 points for it that says what was found instead: an easier stage handed in for the
+    assignment's (an s00 in a folder named ``hw``) is a 0 of the assignment, never a student left out. A
+    student whose folder held no copy at all has that row already (find_copies)."""
+    kept = [copy for copy in copies if copy[1] in wanted or not copy[1]]
+    for student in dict.fromkeys(copy[0] for copy in copies):
+        theirs = [copy for copy in copies if copy[0] == student]
+        if any(not copy[1] for copy in theirs):
+            continue
+        others = [copy for copy in theirs if copy[1] not in wanted]
+        found = ", ".join(f"{copy[1]} in {printable_name(str(copy[2]))}" for copy in others[:3]) or "nothing"
+        for stage in sorted(wanted - {copy[1] for copy in theirs}):
+            kept.append((student, stage, theirs[0][2], f"no copy of {stage} (found {found}): hand in {stage}"))
+    return kept
 
 
 def find_copies(paths: list[str], student: str | None = None) -> list[tuple[str, str, Path, str]]:

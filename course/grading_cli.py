@@ -134,8 +134,7 @@ def do_grade(args, _) -> int:
         print(f"note: every student found is named like a stage ({', '.join(sorted({name for name, *_ in copies}))}): "
               "to grade one student's folder, give --student NAME", file=sys.stderr)
     if args.stages:
-        wanted = set(args.stages.split(","))
-        copies = [copy for copy in copies if copy[1] in wanted or not copy[1]]
+        copies = grading.only_stages(copies, set(args.stages.split(",")))
     options = options_from(args)
     if args.format == "classroom50":  # a missing variable is said before anything is graded
         grading.classroom50_result([grading.CopyGrade("", "", Path(), [], 0)], os.environ)
@@ -146,7 +145,7 @@ def do_grade(args, _) -> int:
         grading.write_classroom50(grades, Path(args.out), os.environ)
     # A student's name is a folder's name, theirs to choose, and so are the reasons that quote a folder: each
     # line is shown with its control characters escaped, so that a name cannot draw a line of its own.
-    width = max(len(name_column(grade.student)) for grade in grades)
+    width = max((len(name_column(grade.student)) for grade in grades), default=0)
     for grade in grades:
         failing = next((r for r in grade.results if not r.passed), None)
         print(f"{name_column(grade.student):<{width}}  {grade.stage or '-':<3}  {grade.points:g} of {grade.max_points:g} points"

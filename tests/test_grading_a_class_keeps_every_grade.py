@@ -210,3 +210,32 @@ def test_a_name_written_like_a_line_of_grades_is_quoted_and_cut_and_the_points_s
     lines = [line for line in capsys.readouterr().out.splitlines() if "points" in line]
     zed = next(line for line in lines if line.startswith('"zed'))
     assert len(zed.split("…", 1)[0]) <= 33 and zed.split("…", 1)[1].split()[:4] == ['"', "s00", "0", "of"]
+
+
+def test_an_easier_stage_in_a_folder_named_like_no_stage_is_a_zero_of_the_stages_asked_for(tmp_path, capsys):
+    klass = tmp_path / "class"
+    make_copy(klass / "ana" / "hw", "s00")  # s00's copy handed in for an assignment of s03
+    make_copy(klass / "bob" / "hw", "s03")
+    kept = grading.only_stages(grading.find_copies([str(klass)]), {"s03"})
+    rows = {student: (stage, problem) for student, stage, _, problem in kept}
+    assert rows["bob"] == ("s03", "")
+    assert rows["ana"][0] == "s03" and "no copy of s03 (found s00 in " in rows["ana"][1]
+    main(["grade", str(klass), "--out", str(tmp_path / "out"), "--seed", "5", "--stages", "s03"])
+    book = [row for row in csv.DictReader((tmp_path / "out" / "gradebook.csv").open(encoding="utf-8"))
+            if row["student"] == "ana"]
+    assert book and all(row["stage"] == "s03" and float(row["points"]) == 0 and "no copy of s03" in row["reason"]
+                        for row in book)
+
+
+def test_one_student_graded_for_a_stage_they_did_not_hand_in_gets_a_row_not_a_crash(tmp_path, capsys, monkeypatch):
+    from test_grading import RUNNER
+    for name, value in RUNNER.items():
+        monkeypatch.setenv(name, value)
+    repository = tmp_path / "repo"
+    make_copy(repository / "hw", "s00")
+    main(["grade", str(repository), "--student", "ana", "--stages", "s03", "--out", str(tmp_path / "out"),
+          "--format", "classroom50", "--seed", "5"])
+    printed = capsys.readouterr().out
+    assert "no copy of s03" in printed
+    assert (tmp_path / "out" / "result.json").is_file()
+
