@@ -702,7 +702,9 @@ def test_without_the_sweep_the_same_command_makes_python_import_the_pyc(helpers_
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "mk.py"], cwd=helpers_module, check=True, capture_output=True, timeout=30)
+    # The environment imported_value's Python has: no PYTHONPYCACHEPREFIX sending the pyc elsewhere.
+    subprocess.run([sys.executable, "mk.py"], cwd=helpers_module, check=True, capture_output=True, timeout=30,
+                   env={"PATH": os.environ.get("PATH", "")})
     assert imported_value(helpers_module) == "evil"
 
 
