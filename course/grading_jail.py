@@ -479,12 +479,15 @@ def _line_of_case(reading: int, index: int, cap: int) -> str:
     """The first line the case's fork writes that names its own case, read from its pipe; a line that says
     the case reported too much when ``cap`` bytes came before any such line; "" when none came at all."""
     data, start = b"", 0
+    too_much = json.dumps({"case": index, "too_much": True}) + "\n"
     while len(data) <= cap:
         chunk = os.read(reading, 1 << 16)
         if not chunk:
             break
         data += chunk
         while (end := data.find(b"\n", start)) >= 0:
+            if end >= cap:  # a line that ends past the bound counts for nothing, whatever one read brought with it
+                return too_much
             line = data[start:end]
             try:
                 item = json.loads(line)
@@ -493,7 +496,7 @@ def _line_of_case(reading: int, index: int, cap: int) -> str:
             start = end + 1
             if isinstance(item, dict) and type(item.get("case")) is int and item["case"] == index and "observed" in item:
                 return line.decode("utf-8", errors="replace") + "\n"  # as it came: the grader parses it again
-    return json.dumps({"case": index, "too_much": True}) + "\n" if len(data) > cap else ""
+    return too_much if len(data) > cap else ""
 
 
 def _end_what_the_case_left() -> None:

@@ -167,3 +167,24 @@ def test_a_case_sees_no_other_cases_inputs_on_disk_or_in_memory(tmp_path):
         assert seen["job"] in ("PermissionError", "FileNotFoundError"), seen
         assert not any(name.endswith("job.json") for name in seen["files"]), seen
         assert seen["cases_in_memory"] and all(count == 0 for count in seen["cases_in_memory"]), seen
+
+
+def test_a_cases_line_that_comes_after_its_bound_counts_for_nothing_whatever_one_read_brings():
+    import os
+    import threading
+    from course import grading_jail
+    cap = 1000
+    for junk in (cap - 10, cap - 1, cap, cap + 5):  # the junk's end just before, at and after the bound
+        reading, writing = os.pipe()
+        sent = b"x" * junk + b"\n" + b'{"case": 0, "observed": 1}\n'
+        writer = threading.Thread(target=lambda: (os.write(writing, sent), os.close(writing)))
+        writer.start()
+        line = grading_jail._line_of_case(reading, 0, cap)
+        writer.join()
+        os.close(reading)
+        assert json.loads(line) == {"case": 0, "too_much": True}, (junk, line)
+    reading, writing = os.pipe()
+    os.write(writing, b"x" * 10 + b"\n" + b'{"case": 0, "observed": 1}\n')
+    os.close(writing)
+    assert json.loads(grading_jail._line_of_case(reading, 0, cap)) == {"case": 0, "observed": 1}
+    os.close(reading)
