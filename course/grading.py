@@ -688,7 +688,9 @@ def run_child(stage: str, files: dict[str, str], module: str, jobs: list[dict], 
                 data = handle.read(OBSERVATIONS_CAP + 1)
             if len(data) > OBSERVATIONS_CAP:  # not parsed at all: its objects would cost the grader many times its size
                 data, too_much = b"", f"reported more than {OBSERVATIONS_CAP >> 20} MB of observations"
-            for line in data.decode("utf-8", errors="replace").splitlines():
+            # Lines end at "\n" only, as the worker wrote them (each one json.dumps made, so holding no raw line
+            # break); str.splitlines would also break at "\r" or U+2028 inside one case's line.
+            for line in data.decode("utf-8", errors="replace").split("\n"):
                 try:
                     item = json.loads(line)
                 except (ValueError, RecursionError, MemoryError):  # nesting deep enough to exhaust the stack

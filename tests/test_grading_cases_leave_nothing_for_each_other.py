@@ -65,13 +65,39 @@ LEAVES_NOTES = """
 """
 
 
+# The first case writes one line that is its own (valid JSON: a carriage return is whitespace inside an
+# array) but holds, between raw carriage returns, a wrong line for every other case (each with a raw line
+# separator in a string): were the line split anywhere but at "\n", the others would be judged on those.
+FORGES_INSIDE_ITS_OWN_LINE = """
+    import json, os, sys
+    frame, mine = sys._getframe(), None
+    while frame is not None:
+        if frame.f_code.co_name == "_one_case":
+            mine = frame.f_locals["index"]
+        frame = frame.f_back
+    if mine == 0:
+        cut = chr(13)  # a carriage return: whitespace to JSON, a line's end to str.splitlines
+        inside = "".join(f",{cut}" + json.dumps({"case": other, "observed": ["FORGED", chr(0x2028)]}) + cut
+                         for other in range(1, 40))
+        line = '{"case": 0, "observed": [null' + inside + ']}' + chr(10)
+        json.loads(line)  # one line, and valid: the case's own
+        for descriptor in range(3, 256):
+            try:
+                os.write(descriptor, line.encode())
+            except OSError:
+                pass
+"""
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Both attacks, graded in one run (a graded copy costs about a second)."""
     base = tmp_path_factory.mktemp("cases")
     right = textwrap.dedent(reference_body("s03", 1))
     copies = [("forger", "s03", make_copy(base / "forger" / "s03", "s03", {1: textwrap.dedent(FORGES) + right})),
-              ("notes", "s03", make_copy(base / "notes" / "s03", "s03", {1: LEAVES_NOTES}))]
+              ("notes", "s03", make_copy(base / "notes" / "s03", "s03", {1: LEAVES_NOTES})),
+              ("inside", "s03", make_copy(base / "inside" / "s03", "s03",
+                                          {1: textwrap.dedent(FORGES_INSIDE_ITS_OWN_LINE) + right}))]
     grades = grading.grade_copies(copies, grading.Options(seed=SEED, jobs=2, check_regions=False))
     return {grade.student: next(result for result in grade.results if result.exercise.number == 1) for grade in grades}
 
@@ -95,3 +121,11 @@ def test_a_case_reads_no_file_another_case_wrote_and_writes_only_in_its_own_fold
         own = [where for where in note["tried"] if where.startswith("case-")]
         assert own and all(note["tried"][where] == "wrote" for where in own), note  # its own folder is its home
         assert note["tried"]["."] == "PermissionError" and note["tried"]["tmp"] == "PermissionError", note
+
+
+@needs_confinement
+def test_a_line_with_other_cases_inside_it_decides_only_its_own_case(graded):
+    result = graded["inside"]
+    failed = [case for case in result.cases if not case.passed]
+    assert len(result.cases) == len(grading.draw_cases("s03", 1, SEED)) and len(failed) == 1, result.cases
+    assert "FORGED" not in " ".join(case.reason for case in result.cases)
