@@ -169,7 +169,15 @@ def name_column(name: str) -> str:
     text = shown(name)
     if len(text) > NAME_COLUMN:
         text = text[:NAME_COLUMN - 1] + "…"
-    return json.dumps(text, ensure_ascii=False) if not text or any(character.isspace() for character in text) else text
+    quoted = not text or any(character.isspace() for character in text) or text.startswith(WORKFLOW_COMMAND)
+    return json.dumps(text, ensure_ascii=False) if quoted else text
+
+
+# A line of a job's log that begins with "::" is a command to a GitHub Actions runner (::add-mask::, ::error::,
+# ::stop-commands::; https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands): a
+# student's folder named so would mask or annotate the log. A name is the first thing on a line, so such a
+# name is shown in quotes, and the line begins with the quote.
+WORKFLOW_COMMAND = "::"
 
 
 def shown(text: str) -> str:

@@ -239,3 +239,13 @@ def test_one_student_graded_for_a_stage_they_did_not_hand_in_gets_a_row_not_a_cr
     assert "no copy of s03" in printed
     assert (tmp_path / "out" / "result.json").is_file()
 
+
+
+def test_a_folder_named_like_a_runners_workflow_command_starts_no_line(tmp_path, capsys):
+    klass = tmp_path / "class"
+    make_copy(klass / "::add-mask::points" / "s00", "s00")
+    make_copy(klass / "ana" / "s00", "s00")
+    main(["grade", str(klass), "--out", str(tmp_path / "out"), "--seed", "5"])
+    lines = capsys.readouterr().out.splitlines()
+    assert any("::add-mask::points" in line for line in lines)  # the student is shown
+    assert not any(line.lstrip().startswith("::") for line in lines), lines
