@@ -801,7 +801,14 @@ class S04Cut:
 # of others drawn from the seed (float, bool, None, as JSON text or as they are), and a refusal must name
 # the type received and no other: a message that names every type names none of them.
 REFUSED_TYPES = ("list", "int", "float", "bool", "NoneType")  # str may be named anywhere: what came was text
-NAMED = {"NoneType": ("NoneType", "None")}  # how a message may name a type (its __name__, or as written)
+# How a message may name a type, each as a word of its own (its __name__, or as people write it): a type's
+# name inside a longer word names nothing ("listing", "integers"), or one message could hold every type.
+NAMED = {"NoneType": ("NoneType", "None", "null"), "int": ("int", "integer"), "bool": ("bool", "boolean"),
+         "str": ("str", "string")}
+
+
+def names_type(message: str, name: str) -> bool:
+    return any(re.search(rf"\b{spelling}\b", message) for spelling in NAMED.get(name, (name,)))
 
 
 def json_scalar(rng: random.Random) -> tuple[str, str]:
@@ -851,10 +858,8 @@ class S04Arguments:
         if "refused" not in got:
             return f"expected a ValueError, got {shown(got)}"
         message = got["refused"]
-        others = [name for name in REFUSED_TYPES if name != case.expected
-                  and any(re.search(rf"\b{spelling}\b", message) for spelling in NAMED.get(name, (name,)))]
-        if (not any(spelling in message for spelling in NAMED.get(case.expected, (case.expected,)))
-                or "object" not in message or others):
+        others = [name for name in REFUSED_TYPES if name != case.expected and names_type(message, name)]
+        if not names_type(message, case.expected) or "object" not in message or others:
             return (f"the ValueError should say an object was expected and name the type received ({case.expected}), "
                     f"and no other: got {shown(message)}")
         return None

@@ -403,6 +403,22 @@ WRONG = {
         if isinstance(value, dict):
             return value
         raise ValueError("the arguments must be a JSON object, not a list, str or int")"""}, {3: "and no other"}),
+    # ... and one that hides every type's name inside a longer word, so that it names none of them as a word
+    "a refusal that hides every type inside longer words": ("s04", {3: """
+        if isinstance(arguments, dict):
+            return arguments
+        if isinstance(arguments, str):
+            text = arguments.strip()
+            if text.startswith("```json") and text.endswith("```"):
+                text = text[7:-3].strip()
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                return value
+        raise ValueError("expected an object, not a listing, integers, floating point, booleans, NoneTypes or strings")"""},
+        {3: "and no other"}),
     # s06 extension: the string prefix (the chapter's CVE class), with a special case for one sibling name
     "a string-prefix path check": ("s06", {3: """
         if path.startswith(folder + "-evil"):
