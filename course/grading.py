@@ -348,7 +348,11 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
 
 BANNED_CALLS = {"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
                 "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super", "attrgetter",
-                "methodcaller"}
+                "methodcaller",
+                # dataclasses compiles code from a class's field names, which a region can build at run time
+                # (a class made by type() with names of its choosing): code no check has read
+                # (https://github.com/python/cpython/blob/3.11/Lib/dataclasses.py, _create_fn)
+                "dataclass", "make_dataclass", "dataclasses"}
 BANNED_MODULES = {"sys", "os", "gc", "inspect", "importlib", "builtins", "ctypes", "subprocess", "signal", "threading",
                   "multiprocessing", "atexit", "resource", "socket", "shutil", "tempfile", "pytest", "unittest",
                   "pickle", "_pickle", "marshal", "shelve", "copyreg"}  # what turns bytes into calls or code
@@ -566,6 +570,10 @@ def region_problems(body: Body, stage: str = "") -> list[str]:
             say(node, why)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (why := _annotation_problem(node.returns)):
             say(node, why)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and (
+                len(node.args) + len(node.keywords) > 1 or any(isinstance(arg, ast.Starred) for arg in node.args)):
+            say(node, "type() with a class's name, bases and namespace makes a class no check has read: write a class "
+                      "statement (of builtin bases) instead")
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             say(node, "no import in an exercise region: use the names the module already has")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):

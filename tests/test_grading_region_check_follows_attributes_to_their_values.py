@@ -78,3 +78,23 @@ def test_decorators_and_annotations_that_are_not_builtin_types_are_refused(text,
 
 def test_a_class_on_a_builtin_class_with_builtin_annotations_passes():
     assert problems("class Stop(Exception):\n    code: int | None = None\nreturn None", number=1, file="agent.py") == []
+
+
+# dataclass() compiles code from the field names of the class it is given, and a class made by type() has
+# field names of the region's choosing, built at run time: the code it compiled ran with os and socket.
+DATACLASS_COMPILES = """
+key = "x=0, *, y=ex" + "ec(" + repr("print('ran')") + ", {})"
+namespace = {"_" * 2 + "annotations" + "_" * 2: {key: int}, key: field(init=False)}
+dataclass(init=True)(type("K", (), namespace))
+return Verdict("deny", "probe", "rule")
+"""
+
+
+def test_a_class_made_by_type_and_handed_to_dataclass_is_refused():
+    found = problems(DATACLASS_COMPILES, stage="s06", number=1, file="permissions.py")
+    assert any("'dataclass' is not for an exercise region" in problem for problem in found), found
+    assert any("type() with a class's name, bases and namespace" in problem for problem in found), found
+
+
+def test_type_of_one_value_stays_usable():
+    assert problems("return type(error).__name__ == 'ValueError'", stage="s06", number=1, file="permissions.py") == []
