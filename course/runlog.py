@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +22,33 @@ from . import prices
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_RUNS_LOG"
 AUDIT_VARIABLE = "AGENT_COURSE_AUDIT_LOG"  # s06's gate decisions: runs/audit.jsonl unless set
+
+
+# What JSON leaves raw but a terminal, or `cat` of a log, obeys or draws as nothing: JSON escapes U+0000-U+001F
+# only (https://www.rfc-editor.org/rfc/rfc8259#section-7), so a model's U+009B (a one-character CSI) or U+202E
+# would reach the screen as it is. Escaped here: DEL, C1 (Cc), format characters such as the bidirectional
+# controls and the tag characters (Cf), the line and paragraph separators (Zl, Zp), private-use and unassigned
+# code points (Co, Cn), as ``course.escape_terminal_controls`` escapes them, and lone surrogates (Cs), which
+# UTF-8 cannot write at all.
+UNSEEN_CATEGORIES = ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp")
+
+
+def json_line(value) -> str:
+    """``value`` as one line of JSON that a terminal shows inert: each character it would obey or hide written as
+    a \\uXXXX escape, so json.loads gives back the same value. Any other character, Japanese included, stays
+    as it is, readable."""
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    # Outside its strings JSON text is ASCII, and in them a raw character is never part of an escape: writing
+    # one as \uXXXX (a surrogate pair past U+FFFF) leaves the same value.
+    return "".join(json.dumps(character)[1:-1] if _unseen(character) else character for character in text)
+
+
+def _unseen(character: str) -> bool:
+    if character.isascii():
+        return character == "\x7f"
+    return unicodedata.category(character) in UNSEEN_CATEGORIES
 
 
 def log_path() -> Path:
@@ -38,7 +66,7 @@ def append(record: dict, path: str | Path | None = None) -> Path:
     if "usage" in record and "model" in record and "cost_usd" not in record:
         line["cost_usd"] = prices.cost(record["model"], record["usage"])
     with path.open("a", encoding="utf-8") as log:
-        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+        log.write(json_line(line) + "\n")
     return path
 
 
@@ -46,4 +74,4 @@ def read(path: Path | None = None) -> list[dict]:
     path = path or log_path()
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
