@@ -13,7 +13,6 @@ import argparse
 import dataclasses
 import enum
 import inspect
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from .commands import python_command
 from .limits import add_options as add_limit_options, from_options as limits_from_options
 from .models import CourseError, is_offline, resolve_model
 from .offline import Faults
+from .runlog import json_line
 from .trace import TracePrinter, escape_terminal_controls, shorten
 from .viewer import NoteKeeper
 from .wire import sendable
@@ -176,7 +176,7 @@ def _run_and_print(args, run, workspace, given: dict, ending: "Ending") -> int:
         data["transcript"] = everything["transcript"]
     data["workspace_removed"] = ending.removed
     if args.json:
-        print(json.dumps(data, ensure_ascii=False))
+        print(json_line(data))  # a C1 CSI or a bidi override in the answer is written as an escape
     return 0 if data["stop_reason"] == "end_turn" else 1
 
 
