@@ -283,12 +283,14 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
 # (https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.key), GnuPG's PGP PRIVATE KEY BLOCK
 # (https://www.rfc-editor.org/rfc/rfc4880#section-6.2) and PuTTY's .ppk (its first line, PuTTY-User-Key-File-N:,
 # https://the.earth.li/~sgtatham/putty/0.81/htmldoc/AppendixC.html). Looked for in a file's first
-# KEY_SNIFF_BYTES: openssl's pkcs12 output puts its "Bag Attributes" before the armour. And age's secret key,
+# KEY_SNIFF_BYTES, the whole of any file a file tool reads whole (MAX_READ_BYTES): a key need not come first, as
+# in a .crt that holds the certificate chain and then its key, an Ansible vars file with a key among its values,
+# or openssl's pkcs12 output, which puts its "Bag Attributes" before the armour. And age's secret key,
 # whatever file holds it (keys.txt, key.txt): Bech32 with the prefix AGE-SECRET-KEY-1
 # (https://github.com/C2SP/C2SP/blob/main/age.md#the-x25519-recipient-type).
 PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1",
                          re.IGNORECASE)
-KEY_SNIFF_BYTES = 4096
+KEY_SNIFF_BYTES = MAX_READ_BYTES  # a larger file is read whole by no file tool; a command reads it in parts
 
 
 # A private key in DER, binary and unarmoured (server.der, key.p8), is one ASN.1 SEQUENCE that fills the file and
@@ -348,7 +350,7 @@ def key_sniffed(relative: str) -> bool:
 
 
 def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
-    """Whether ``path`` is a regular file (links followed) whose first KEY_SNIFF_BYTES hold a private key.
+    """Whether ``path`` is a regular file (links followed) whose first KEY_SNIFF_BYTES (1 MiB) hold a private key.
     Remembered by (device, inode, size, last change of content and of the inode): a gate asks it of every
     file of the workspace before each call, and reads each file once until it changes. ``found``: its
     stat, when the caller has it."""
@@ -373,7 +375,7 @@ def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
     return held
 
 
-KEY_HELD = "holds a private key (its first bytes are one): it is a secret whatever its name"
+KEY_HELD = "holds a private key (somewhere in its first MiB): it is a secret whatever its name"
 
 
 def files_held(root: Path, path: Path) -> Iterator[Path]:
@@ -708,6 +710,19 @@ SECRETS = (
     # outside .gnupg is the same secret.
     "secring.gpg",
     ".wakatime.cfg",     # WakaTime's api_key (https://github.com/wakatime/wakatime-cli/blob/develop/USAGE.md)
+    # OpenStack's clouds.yaml, read from the current folder, ~/.config/openstack and /etc/openstack, holds each
+    # cloud's password (https://docs.openstack.org/openstacksdk/zed/user/guides/connect_from_config.html).
+    "clouds.yaml",
+    # Stripe's CLI keeps its login, the API keys, in ~/.config/stripe/config.toml (https://docs.stripe.com/cli/login.md).
+    ".config/stripe",
+    # Poetry keeps http-basic credentials and PyPI tokens in auth.toml of its config folder when no keyring is there
+    # (github.com/python-poetry/poetry, src/poetry/config/config.py: Config.create's auth config source).
+    ".config/pypoetry/auth.toml",
+    # MySQL's login path file: user, password and host, obfuscated, not encrypted
+    # (https://dev.mysql.com/doc/refman/8.0/en/mysql-config-editor.html).
+    ".mylogin.cnf",
+    # Cachix's `cachix authtoken` stores the token in ~/.config/cachix/cachix.dhall (https://docs.cachix.org/cli).
+    ".config/cachix",
 )
 
 # An editor's or a tool's copy of a secret keeps what it holds under another name: Emacs's NAME~ and #NAME#
@@ -1073,6 +1088,23 @@ RUN_LATER = {
     # wakatime-cli, which every WakaTime editor plugin runs on every save, runs the command its api_key_vault_cmd names
     # (https://github.com/wakatime/wakatime-cli/blob/develop/USAGE.md); it is a secret too (its api_key).
     ".wakatime.cfg": "wakatime-cli runs the command its api_key_vault_cmd names, at every save an editor's plugin reports",
+    # Other agents' project configs, which they run on their own when they open the project, as Claude Code runs
+    # .claude's hooks. OpenHands runs .openhands/setup.sh every time it begins working with the repository and the
+    # commands of .openhands/hooks.json at its events (https://docs.openhands.dev/openhands/usage/customization/repository.md).
+    # Kilo Code loads the servers of .kilocode/mcp.json by itself, and its newer releases those of kilo.json,
+    # kilo.jsonc and .kilo/ (https://kilo.ai/docs/automate/mcp/using-in-kilo-code, and its source,
+    # github.com/Kilo-Org/kilocode, packages/kilo-docs/pages/automate/mcp/using-in-kilo-code.md). Crush reads
+    # .crush.json, then crush.json, then ~/.config/crush/crush.json, whose lsp and mcp entries are programs it starts
+    # (github.com/charmbracelet/crush, README.md, Configuration). Copilot's agents load every .github/hooks/*.json
+    # and run its commands at session start, before each tool and after
+    # (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference).
+    # AGENTS.md and CLAUDE.md are left out: they are instructions a later agent reads, words rather than code that
+    # runs, and a project's own documentation the user writes with the agent.
+    ".openhands": "OpenHands runs its setup.sh at the start of every session and the commands its hooks.json names",
+    **dict.fromkeys((".kilocode", ".kilo", "kilo.json", "kilo.jsonc"), "Kilo Code starts the servers its config names"),
+    **dict.fromkeys((".crush.json", "crush.json", ".config/crush"),
+                    "Crush starts the language servers and MCP servers it names"),
+    ".github/hooks": "Copilot's agents run the commands of its hooks at every session start and around each tool",
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 
@@ -1224,6 +1256,66 @@ def plain_git_config(path: Path) -> bool:
 # runs in the user's next Python there. Not only the harness's Python: the user runs the machine's own too
 # (`/usr/bin/python3 tools/report.py` imports a tools/distro.py before Debian's distro package), so the
 # packages of every system interpreter count as well.
+# And a module Python looked for and did not find: httpx tries `import brotli` and goes on without it, so no
+# listing shows the name, and a brotli.py beside a script of the workspace is what the user's next
+# `python s06/agent.py` imports, with their API key. Every top-level name an import of this process missed
+# counts, by construction: a finder placed last on sys.meta_path is asked only when every other finder has
+# failed, and it records the name and returns None, so the import fails as before
+# (https://docs.python.org/3/reference/import.html#the-meta-path). It exists from the first import of
+# course.paths on; a stage imports the SDK before the course, so the misses of the SDK's own import are
+# named here, each with the line in the dependency that tries it.
+SDK_OPTIONAL_IMPORTS = {
+    "brotli": "httpx2/_decoders.py and httpx/_decoders.py: `try: import brotli` (Brotli decoding, optional)",
+    "brotlicffi": "the same files: `import brotlicffi as brotli`, when brotli is missing",
+    "backports": "httpx2/_decoders.py: `from backports.zstd import ZstdDecompressor` (before Python 3.14); "
+                 "urllib3/response.py: `from backports import zstd`",
+    "zstandard": "httpx/_decoders.py: `import zstandard` (zstd decoding, optional)",
+    "aiohttp": "anthropic/_vendor/httpx_aiohttp/transport.py: `import aiohttp` (the SDK's aiohttp extra)",
+    "h2": "httpx/_client.py: `import h2` for a client made with http2=True",
+    "socksio": "httpx/_transports/default.py: `import socksio` for a SOCKS proxy",
+    "trio": "httpcore/_synchronization.py and httpx/_transports/asgi.py: `import trio`",
+    "rfc3987": "jsonschema/_format.py: `import rfc3987` for the iri and uri formats",
+    "org": "Python 3.11's Lib/copy.py (line 60) and Lib/pickle.py (line 103): `from org.python.core import "
+           "PyStringMap`, Jython's",
+}
+
+
+class MissedImports:
+    """A finder for the end of sys.meta_path that finds nothing: it records the top-level name of each import
+    that every finder before it failed to find (``names``), and returns None."""
+
+    marker = "course.paths.MissedImports"  # how a second import of this module (a reload) knows the finder is there
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def find_spec(self, name, path=None, target=None):
+        if path is None and "." not in name and name.isidentifier():  # a submodule's miss is its package's business
+            self.names.add(name)
+        return None
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+def _missed_imports() -> MissedImports:
+    for finder in sys.meta_path:
+        if getattr(finder, "marker", None) == MissedImports.marker and hasattr(finder, "names"):
+            return finder
+    finder = MissedImports()
+    sys.meta_path.append(finder)
+    return finder
+
+
+MISSED_IMPORTS = _missed_imports()
+
+
+def missed_import(name: str) -> bool:
+    """Whether ``name`` is a top-level module an import of this process (or of the SDK as it was imported)
+    looked for and did not find: a NAME.py of the workspace would be what it imports next time."""
+    return name in SDK_OPTIONAL_IMPORTS or name in MISSED_IMPORTS.names
+
+
 @functools.lru_cache(maxsize=1)
 def python_module_names() -> frozenset[str]:
     """The top-level modules Python would import from elsewhere: the standard library's
@@ -1291,7 +1383,8 @@ def _python_path_folders(root: Path, path: tuple[str, ...]) -> frozenset[Path]:
 def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
     """The module a Python would import from ``path`` instead of its own ("" if none): NAME.py (or .pyc,
     .so) or NAME/__init__.py in one of ``folders`` or any folder beneath one (the folder of the script
-    Python runs comes first), with NAME a module of python_module_names(); or a module anywhere beneath
+    Python runs comes first), with NAME a module of python_module_names() or harness_module_names(), or one
+    an import of this process missed (missed_import()); or a module anywhere beneath
     NAME/ there when NAME is a namespace package of the environment (a folder with no __init__.py, such
     as opentelemetry/): Python joins the portions of every folder on sys.path in order, so the
     workspace's opentelemetry/trace.py is what `import opentelemetry.trace` imports."""
@@ -1311,7 +1404,7 @@ def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
     for start, part in enumerate(inner[:-1]):
         if part in namespaces:
             return ".".join(inner[start:])
-    if stem in python_module_names() or stem in harness_module_names():
+    if stem in python_module_names() or stem in harness_module_names() or missed_import(stem):
         return stem
     return stem if stem in workspace_environment_module_names(top) else ""
 
@@ -1402,6 +1495,23 @@ def namespace_package_names() -> frozenset[str]:
     return frozenset(names)
 
 
+# A virtual environment is any folder that holds a pyvenv.cfg (https://docs.python.org/3/library/venv.html: "a
+# pyvenv.cfg file ... is what makes a directory a virtual environment"), whatever its name. Its bin/ (Scripts\ on
+# Windows) holds the activate scripts, which the user's shell sources, and the python every script of the project
+# runs with; its lib/ the packages, .pth files and all, that Python imports: the whole folder runs later.
+VENV_MARKER = "pyvenv.cfg"
+VENV_PIECES = ("pyvenv.cfg", "bin", "Scripts", "lib", "lib64", "include")  # what `python -m venv` makes in it
+
+
+def virtual_environment(folder: Path | str) -> bool:
+    """Whether ``folder`` is a virtual environment: it holds a pyvenv.cfg (a regular file, links not followed).
+    One lstat."""
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(folder, VENV_MARKER)).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def runs_later_by_content(workspace: Path, relative: str, pointers: dict[Path, Path] | None = None) -> str:
     """Why what a file tool writes at ``relative`` runs later, judged by what is on disk, not by its name
     ("" if it does not): it lies in a folder git takes for a repository, or that a pointer names; it is
@@ -1421,6 +1531,9 @@ def runs_later_by_content(workspace: Path, relative: str, pointers: dict[Path, P
     for depth in range(len(parts)):
         folder = root.joinpath(*parts[:depth])
         shown_folder = "/".join(parts[:depth]) or "the workspace"
+        if depth and virtual_environment(folder):  # the workspace itself is the user's project, not one
+            return (f"{shown_folder!r} is a virtual environment (it holds a pyvenv.cfg): the user's shell sources its "
+                    "bin/activate and every script of the project runs its python and imports its lib/")
         if folder in pointers:
             return (f"{shown_folder!r} is a git directory: {str(pointers[folder].relative_to(root))!r} names it, "
                     "and git takes its config and runs its hooks")
@@ -1546,6 +1659,14 @@ def _protected(workspace: Path) -> tuple[dict[str, tuple[int, int]], set[str]]:
             found[str(path)] = identity(path)
             if path.name == ".git" and is_file:
                 point(path)
+        elif not is_file and virtual_environment(path):
+            # Kept whole, read-only; known by what it holds, as a repository is: a pyvenv.cfg a command writes into a
+            # folder of the user's files does not make the sweep remove the folder, only the pieces the command made.
+            found[str(path)] = identity(path)
+            by_content.add(str(path))
+            for piece in VENV_PIECES:
+                if os.path.lexists(path / piece):
+                    found[str(path / piece)] = identity(path / piece)
         elif not is_file and git_directory(path):
             found[str(path)] = identity(path)
             by_content.add(str(path))

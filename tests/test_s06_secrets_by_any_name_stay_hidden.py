@@ -409,6 +409,29 @@ def test_a_file_that_holds_no_private_key_in_its_first_bytes_is_read(renamed_key
     assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "allow"
 
 
+CERTIFICATE_PEM = "-----BEGIN CERTIFICATE-----\n" + "MIIFazCCA1OgAwIBAgIRAIIQz7DSQONZRGPgu2OCiwAwDQYJKoZIhvcNAQELBQAw\n" * 30 \
+    + "-----END CERTIFICATE-----\n"
+
+
+@pytest.mark.parametrize("name", ["certs/fullchain.crt", "group_vars/web.yml"])
+def test_a_key_that_follows_a_certificate_chain_is_hidden_and_the_chain_alone_is_read(renamed_key, name):
+    """A server's .crt holding its chain, then its key (or a vars file with a key among its values): the key is past
+    the first 4 KB, which is where a gate that reads only a file's first bytes stops."""
+    chain = CERTIFICATE_PEM * 4  # three intermediates and the leaf: some 8 KB
+    assert len(chain) > 4096
+    path = renamed_key / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(chain)
+    assert gate().check(renamed_key, "read_file", {"path": name}).decision == "allow"
+    path.write_text(chain + KEYS["PKCS#8"] + f"{ENV_SECRET}\n-----END PRIVATE KEY-----\n")
+    results, requests = play(renamed_key, [("read_file", {"path": name}),
+                                           ("run_command", {"command": f"cat {name}"})])
+    assert results[0]["is_error"] and "holds a private key" in results[0]["content"], results[0]["content"]
+    assert results[1]["is_error"] and '"denied"' in results[1]["content"]
+    assert path.resolve() in gate().hidden(renamed_key)
+    no_secret(requests)
+
+
 def test_a_key_written_over_an_ordinary_file_is_hidden_from_the_next_check_on(renamed_key):
     """What a gate remembers of a file it read is keyed by its size and change times: a rewrite is read again."""
     notes = renamed_key / "backup" / "notes.txt"
@@ -450,7 +473,10 @@ OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_ne
                        ".supabase/access-token", ".config/helm/repositories.yaml", ".helm/repository/repositories.yaml",
                        "terraform.tfstate.1700000000.backup", "infra/prod.tfstate.1700000000.backup",
                        ".sh_history", ".ash_history", ".histfile", ".local/share/fish/fish_history", ".histfile.bak",
-                       ".fly/config.yml"]
+                       ".fly/config.yml",
+                       # OpenStack's, Stripe's, Poetry's, MySQL's and Cachix's logins, where each tool keeps them
+                       "clouds.yaml", ".config/openstack/clouds.yaml", "deploy/clouds.yaml", ".config/stripe/config.toml",
+                       ".config/pypoetry/auth.toml", ".mylogin.cnf", ".config/cachix/cachix.dhall"]
 
 
 @pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)
@@ -468,7 +494,10 @@ def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
                                   ".bundle/notes.md", ".netlify/state.json", "docs/login-data.md",
                                   ".config/Slack/settings.json", ".thunderbird/profiles.ini", "kdbx.md", "p8.txt",
                                   "terraform.tfstate.md", "history.md", ".config/fish/config.md",
-                                  "docs/secrets.md", "keytab.md", "secring.md", "wakatime.cfg.md", "vault_pass.md"])
+                                  "docs/secrets.md", "keytab.md", "secring.md", "wakatime.cfg.md", "vault_pass.md",
+                                  # Poetry's own settings beside its auth.toml, and names only like the logins above
+                                  ".config/pypoetry/config.toml", "clouds.yaml.md", "stripe.md", "mylogin.md",
+                                  "cachix.md"])
 def test_what_is_only_named_like_them_is_still_read(world, path):
     (world / path).parent.mkdir(parents=True, exist_ok=True)
     (world / path).write_text("notes\n")
