@@ -58,8 +58,8 @@ def test_a_key_appended_to_a_certificate_chain_reaches_the_model_through_no_tool
     if course.confinement.probe().available:
         calls.append(("run_command", {"command": "tail -n 3 tls/site.crt"}))
     results, requests = play(world, calls)
-    for result in results:
-        assert not result["is_error"], result["content"]
-        assert "private key was here" in json.loads(result["content"])["output"], result["content"]
+    for result in results:  # the gate refuses the file (a key in its first MiB), or the key is cut out
+        content = json.loads(result["content"])
+        assert content.get("error") == "denied" if result["is_error"] else "private key was here" in content["output"], content
     sent = json.dumps([request for request in requests], ensure_ascii=False)
     assert SECRET not in sent and SECRET.replace("-", "") not in sent
