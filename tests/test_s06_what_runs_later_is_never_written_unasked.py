@@ -170,6 +170,11 @@ FAMILIES = {
     "darcs's repository defaults (posthook)": "_darcs/prefs/defaults", "darcs's user defaults": ".darcs/defaults",
     "a Pijul hook": ".pijul/hooks/pre-record", "Pijul's repository config": ".pijul/config",
     "Sapling's repository config": ".sl/config", "a Bazaar plugin": ".bazaar/plugins/evil.py",
+    # other agents' project configs, which each runs on its own when it opens the project
+    "OpenHands' setup script": ".openhands/setup.sh", "OpenHands' hooks": ".openhands/hooks.json",
+    "Kilo Code's servers": ".kilocode/mcp.json", "Kilo Code's config": "kilo.jsonc", "Kilo Code's folder": ".kilo/kilo.json",
+    "Crush's config": "crush.json", "Crush's hidden config": ".crush.json", "Crush's user config": ".config/crush/crush.json",
+    "Copilot's agent hooks": ".github/hooks/hooks.json", "Copilot's agent hooks a folder down": "web/.github/hooks/audit.json",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -214,7 +219,10 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   # imported, which a conftest.py in the workspace would shadow)
                                   "pytest.ini", "justfile", "noxfile.py", "setup.py", "pycache.md", "tests/test_memo.py",
                                   "matplotlib.md", "flake8.md", "docs/darcs.md", "notes.sl", "bazaar/plugins.md",
-                                  "pijul.md"])
+                                  "pijul.md",
+                                  # instructions to a later agent, not code it runs (course.paths says why)
+                                  "AGENTS.md", "CLAUDE.md", "docs/openhands.md", "crush.md", ".github/CODEOWNERS",
+                                  "hooks/hooks.json"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -735,3 +743,89 @@ def test_a_file_tool_asks_before_writing_bytecode(world, tool, arguments):
     found = verdict(world, tool, arguments, person)
     assert found.decision == "deny" and len(person.asked) == 1
     assert "Python imports" in person.asked[0][2], person.asked[0][2]
+
+
+# ---------------------------------------------------------------- imports that miss, and virtual environments
+
+@pytest.mark.parametrize("path", ["s06/brotli.py", "brotli.py", "tools/brotlicffi/__init__.py", "s05/aiohttp.py",
+                                  "backports/__init__.py"])
+def test_a_module_the_sdk_tries_to_import_and_does_not_find_is_asked_about(world, path):
+    """httpx tries `import brotli` and goes on without it: in a copy of the course, s06/brotli.py is what the user's
+    next `python s06/agent.py` imports, with their API key, though no listing of installed modules names it."""
+    person = Person(("deny", "not that"))
+    found = verdict(world, "write_file", {"path": path, "content": "import os\n"}, person)
+    assert found.decision == "deny" and len(person.asked) == 1 and "what Python imports as" in person.asked[0][2]
+    found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
+    assert found.decision == "deny" and "what Python imports as" in found.why, found.why
+    assert not (world / path).exists()
+
+
+def test_a_module_an_import_of_the_harness_missed_at_run_time_is_asked_about(world):
+    """The recorder counts what no list names: a name this process tried and missed a moment ago."""
+    import importlib
+    import sys
+
+    name = "optional_speedups_r6a_" + str(os.getpid())
+    assert verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"}).decision == "allow"
+    with pytest.raises(ImportError):
+        importlib.import_module(name)
+    assert sys.meta_path[-1] is course.paths.MISSED_IMPORTS or course.paths.MISSED_IMPORTS in sys.meta_path
+    found = verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"})
+    assert found.decision == "deny" and f"imports as {name!r}" in found.why, found.why
+    # what it never tried stays the user's own
+    assert verdict(world, "write_file", {"path": "tools/never_tried_r6a.py", "content": "x = 1\n"}).decision == "allow"
+
+
+@pytest.fixture
+def environment(world):
+    """A project's virtual environment, as `python -m venv` makes it, under a name no list has."""
+    venv = world / "pyenv-3"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\n")
+    (venv / "bin" / "activate").write_text("# source bin/activate\nexport VIRTUAL_ENV=here\n")
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    (world / "scripts" / "bin").mkdir(parents=True)  # a folder like one, with no pyvenv.cfg
+    return world
+
+
+@pytest.mark.parametrize("path", ["pyenv-3/bin/activate", "pyenv-3/bin/python", "pyenv-3/bin/activate.fish",
+                                  "pyenv-3/Scripts/activate.bat", "pyenv-3/lib/python3.12/site-packages/x.py"])
+def test_a_write_into_a_virtual_environment_is_asked_about_whatever_its_name(environment, path):
+    """An approved line appended to bin/activate runs, unconfined, when the user next activates the environment."""
+    person = Person(("deny", "not there"))
+    found = verdict(environment, "write_file", {"path": path, "content": "touch /tmp/pwned\n"}, person)
+    assert found.decision == "deny" and len(person.asked) == 1
+    found = verdict(environment, "write_file", {"path": path, "content": "touch /tmp/pwned\n"})
+    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+    assert "virtual environment" in found.why or "site-packages" in found.why, found.why
+    assert "VIRTUAL_ENV=here" in (environment / "pyenv-3" / "bin" / "activate").read_text()
+    assert verdict(environment, "write_file", {"path": "scripts/bin/activate", "content": "x"}).decision == "allow"
+
+
+def test_a_virtual_environment_is_read_only_to_a_command(confined, environment):
+    activate = environment / "pyenv-3" / "bin" / "activate"
+    before = activate.read_text()
+    finished = run("echo 'touch /tmp/pwned' >> pyenv-3/bin/activate; echo x > pyenv-3/bin/python; "
+                   "echo 'import os' > pyenv-3/lib/python3.12/site-packages/evil.py; echo y >> scripts/bin/activate; "
+                   "echo done", environment)
+    assert "done" in finished.output
+    assert activate.read_text() == before and (environment / "pyenv-3" / "bin" / "python").read_text() == "#!/bin/sh\n"
+    assert not (environment / "pyenv-3" / "lib" / "python3.12" / "site-packages" / "evil.py").exists()
+    assert (environment / "scripts" / "bin" / "activate").read_text() == "y\n"  # beside it, a command writes freely
+
+
+def test_without_the_kernel_the_same_command_does_change_the_environment(environment, monkeypatch):
+    """The control: the append above works when nothing stops it."""
+    monkeypatch.setenv(course.confinement.OPT_OUT, "1")
+    run("echo 'touch /tmp/pwned' >> pyenv-3/bin/activate", environment)
+    assert (environment / "pyenv-3" / "bin" / "activate").read_text().endswith("touch /tmp/pwned\n")
+
+
+def test_a_pyvenv_cfg_a_command_writes_into_a_folder_of_the_users_files_leaves_the_folder(confined, world):
+    """What made it an environment goes after the command; the user's files in that folder stay."""
+    (world / "tools").mkdir()
+    (world / "tools" / "report.py").write_text("print(1)\n")
+    finished = run("echo 'home = /tmp' > tools/pyvenv.cfg; echo made", world)
+    assert "made" in finished.output and not (world / "tools" / "pyvenv.cfg").exists()
+    assert (world / "tools" / "report.py").read_text() == "print(1)\n"
