@@ -1273,7 +1273,8 @@ def plain_git_config(path: Path) -> bool:
 # `python s06/agent.py` imports, with their API key. Every top-level name an import of this process missed
 # counts, by construction: a finder placed last on sys.meta_path is asked only when every other finder has
 # failed, and it records the name and returns None, so the import fails as before
-# (https://docs.python.org/3/reference/import.html#the-meta-path). It exists from the first import of
+# (https://docs.python.org/3/reference/import.html#the-meta-path); a finder appended after it (six's) may then find
+# a name it recorded, which only makes that name ask too. It exists from the first import of
 # course.paths on; a stage imports the SDK before the course, so the misses of the SDK's own import are
 # named here, each with the line in the dependency that tries it.
 SDK_OPTIONAL_IMPORTS = {
