@@ -23,16 +23,19 @@ pytestmark = pytest.mark.stage()  # grades copies: it pins the grader, no stage
 
 SEED = 20261202
 
-# Finds its own case's index in the frames that drive it (as the attack did), then, on every descriptor it
-# holds, tries to rewind, truncate and write a wrong line for every other case; then answers its own case
-# rightly. Were any forged line kept, the cases it names would fail.
-FORGES = """
+# Each attack first finds its own case's index in the frames that drive it, as the attacks did.
+FINDS_ITS_CASE = """
     import json, os, sys
     frame, mine = sys._getframe(), None
     while frame is not None:
         if frame.f_code.co_name == "_one_case":
             mine = frame.f_locals["index"]
         frame = frame.f_back
+"""
+
+# On every descriptor it holds, tries to rewind, truncate and write a wrong line for every other case; then
+# answers its own case rightly. Were any forged line kept, the cases it names would fail.
+FORGES = FINDS_ITS_CASE + """
     print(f"FORGER {mine}")
     forged = "".join(json.dumps({"case": other, "observed": ["max_turns", "forged"]}) + "\\n"
                      for other in range(40) if other != mine).encode()
@@ -68,13 +71,7 @@ LEAVES_NOTES = """
 # The first case writes one line that is its own (valid JSON: a carriage return is whitespace inside an
 # array) but holds, between raw carriage returns, a wrong line for every other case (each with a raw line
 # separator in a string): were the line split anywhere but at "\n", the others would be judged on those.
-FORGES_INSIDE_ITS_OWN_LINE = """
-    import json, os, sys
-    frame, mine = sys._getframe(), None
-    while frame is not None:
-        if frame.f_code.co_name == "_one_case":
-            mine = frame.f_locals["index"]
-        frame = frame.f_back
+FORGES_INSIDE_ITS_OWN_LINE = FINDS_ITS_CASE + """
     if mine == 0:
         cut = chr(13)  # a carriage return: whitespace to JSON, a line's end to str.splitlines
         inside = "".join(f",{cut}" + json.dumps({"case": other, "observed": ["FORGED", chr(0x2028)]}) + cut
