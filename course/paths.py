@@ -1117,6 +1117,20 @@ RUN_LATER = {
     **dict.fromkeys((".crush.json", "crush.json", ".config/crush"),
                     "Crush starts the language servers and MCP servers it names"),
     ".github/hooks": "Copilot's agents run the commands of its hooks at every session start and around each tool",
+    # Cloud editors run a project's setup on opening it: Gitpod the init, before and command of .gitpod.yml's tasks,
+    # in an image its .gitpod.Dockerfile may build (https://www.gitpod.io/docs/introduction/learn-gitpod/gitpod-yaml);
+    # Firebase Studio (once Project IDX) the onCreate and onStart commands of .idx/dev.nix
+    # (https://firebase.google.com/docs/studio/customize-workspace); Replit the run, onBoot and packages of .replit
+    # and replit.nix (https://docs.replit.com/core-concepts/project-editor/app-setup/configuration); CodeSandbox the setup tasks of
+    # .codesandbox/tasks.json (https://codesandbox.io/docs/learn/devboxes/task).
+    **dict.fromkeys((".gitpod.yml", ".gitpod.Dockerfile"), "Gitpod runs the commands of its tasks when a workspace opens"),
+    ".idx": "Firebase Studio runs the onCreate and onStart commands of its dev.nix when the workspace opens",
+    **dict.fromkeys((".replit", "replit.nix"), "Replit runs the commands it names (onBoot, run) when the project opens"),
+    ".codesandbox": "CodeSandbox runs the setup tasks of its tasks.json when the project opens",
+    # RuboCop loads the Ruby files its require: and plugins: name, and follows inherit_from to other .rubocop files,
+    # at every run, which editors start on every save (https://docs.rubocop.org/rubocop/plugins.html).
+    **dict.fromkeys((".rubocop.yml", ".rubocop_*.yml", ".rubocop-*.yml"),
+                    "RuboCop loads the Ruby its require: and plugins: name at every run, which editors start on every save"),
 }
 _RUN_LATER_DEPTH = max(name.count("/") + 1 for name in RUN_LATER)  # the most parts one name has
 

@@ -175,6 +175,10 @@ FAMILIES = {
     "Kilo Code's servers": ".kilocode/mcp.json", "Kilo Code's config": "kilo.jsonc", "Kilo Code's folder": ".kilo/kilo.json",
     "Crush's config": "crush.json", "Crush's hidden config": ".crush.json", "Crush's user config": ".config/crush/crush.json",
     "Copilot's agent hooks": ".github/hooks/hooks.json", "Copilot's agent hooks a folder down": "web/.github/hooks/audit.json",
+    # cloud editors' setup, run on opening the project, and RuboCop's config, which loads Ruby
+    "Gitpod's tasks": ".gitpod.yml", "Gitpod's image": ".gitpod.Dockerfile", "Firebase Studio's dev.nix": ".idx/dev.nix",
+    "Replit's config": ".replit", "Replit's packages": "replit.nix", "CodeSandbox's tasks": ".codesandbox/tasks.json",
+    "RuboCop's config": ".rubocop.yml", "RuboCop's inherited config": ".rubocop_todo.yml",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -222,7 +226,9 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "pijul.md",
                                   # instructions to a later agent, not code it runs (course.paths says why)
                                   "AGENTS.md", "CLAUDE.md", "docs/openhands.md", "crush.md", ".github/CODEOWNERS",
-                                  "hooks/hooks.json"])
+                                  "hooks/hooks.json",
+                                  # beside the cloud editors' and RuboCop's files
+                                  "gitpod.md", "idx/dev.md", "replit.md", "rubocop.md", "docs/.rubocop.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
