@@ -290,7 +290,12 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
 # (https://github.com/C2SP/C2SP/blob/main/age.md#the-x25519-recipient-type).
 PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1",
                          re.IGNORECASE)
-KEY_SNIFF_BYTES = MAX_READ_BYTES  # a larger file is read whole by no file tool; a command reads it in parts
+KEY_SNIFF_BYTES = MAX_READ_BYTES  # what one read of the sniff takes: a file tool reads no more of a file than this
+# A command reads a file whole, so the sniff reads on past the first MiB, a MiB at a time (a millisecond each, once
+# until the file changes), up to KEY_SNIFF_MOST: a GiB costs a second, once; a larger file (a sparse one that only
+# says it is large, a disk image) is judged by its first GiB.
+KEY_SNIFF_MOST = 1 << 30
+KEY_SNIFF_OVERLAP = 512  # a BEGIN line split between two reads is whole in the second (the longest is ~40 bytes)
 # What every match of PRIVATE_KEY holds, in lower case: looked for first, since bytes.lower() and three finds over
 # a MiB take a millisecond, and the case-blind expression over the same MiB forty.
 KEY_MARKERS = (b"private key", b"putty-user-key-file-", b"age-secret-key-1")
@@ -362,7 +367,7 @@ def key_sniffed(relative: str) -> bool:
 
 
 def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
-    """Whether ``path`` is a regular file (links followed) whose first KEY_SNIFF_BYTES (1 MiB) hold a private key.
+    """Whether ``path`` is a regular file (links followed) that holds a private key (in its first KEY_SNIFF_MOST).
     Remembered by (device, inode, size, last change of content and of the inode): a gate asks it of every
     file of the workspace before each call, and reads each file once until it changes. ``found``: its
     stat, when the caller has it."""
@@ -378,7 +383,7 @@ def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
         try:
             with open(path, "rb") as opened:
                 first = opened.read(KEY_SNIFF_BYTES)
-            held = armoured_private_key(first) or der_private_key(first, found.st_size)
+                held = der_private_key(first, found.st_size) or _armoured_key_read(opened, first)
         except OSError:
             return False  # unreadable to the harness: a command, run as the same user, cannot read it either
         if len(_key_sniffed) > 200_000:  # bounded: a workspace rewritten many times over in one process
@@ -387,7 +392,21 @@ def holds_private_key(path: Path, found: os.stat_result | None = None) -> bool:
     return held
 
 
-KEY_HELD = "holds a private key (somewhere in its first MiB): it is a secret whatever its name"
+def _armoured_key_read(opened, first: bytes) -> bool:
+    """Whether ``first``, or what follows it in ``opened`` (up to KEY_SNIFF_MOST), holds an armoured private key."""
+    piece, read = first, len(first)
+    while True:
+        if armoured_private_key(piece):
+            return True
+        if len(piece) < KEY_SNIFF_BYTES or read >= KEY_SNIFF_MOST:
+            return False
+        more = opened.read(KEY_SNIFF_BYTES)
+        if not more:
+            return False
+        piece, read = piece[-KEY_SNIFF_OVERLAP:] + more, read + len(more)
+
+
+KEY_HELD = "holds a private key: it is a secret whatever its name"
 
 
 def files_held(root: Path, path: Path) -> Iterator[Path]:

@@ -20,6 +20,7 @@ import pytest
 import course
 import course.cli
 import course.confinement
+import course.paths
 from course.runlog import json_line
 from helpers import ROOT, load_stage, scripted_client
 from s06_world import play, world  # noqa: F401
@@ -105,21 +106,31 @@ def test_prose_code_hashes_and_certificates_pass_unchanged():
         assert course.private_keys_hidden(text) == text, text[:200]
 
 
-def test_a_key_s_body_printed_without_its_begin_line_reaches_the_model_through_no_tool(world):
-    # The gate refuses a file with a key in its first MiB, and the file tools one larger than that: a command,
-    # confined, is what can still print a key from further down.
+def test_a_key_far_down_a_file_reaches_the_model_through_no_command(world):
+    # A command reads a file whole, so the gate looks for a key past the MiB a file tool reads: one line of the
+    # body printed alone is no key to the output's second look, and must never be reached at all.
     if not course.confinement.probe().available:
         pytest.skip("commands run only confined")
     (world / "tls").mkdir()
-    chain = CERTIFICATE_PEM * (1_100_000 // len(CERTIFICATE_PEM))
+    chain = CERTIFICATE_PEM * (3_300_000 // len(CERTIFICATE_PEM))
     (world / "tls" / "site.crt").write_text(chain + PEM, encoding="utf-8")
-    command = "grep -v BEGIN tls/site.crt | tail -n 5; grep -A3 PRIVATE tls/site.crt | tail -n 3"  # grep's "--"
-    results, requests = play(world, [("run_command", {"command": command})])
-    for result in results:
-        assert not result["is_error"], result["content"]
-        assert "private key was here" in json.loads(result["content"])["output"], result["content"]
-    sent = json.dumps(requests)
+    sent = ""
+    for commands in (["grep -v BEGIN tls/site.crt | tail -n 5", "tail -n 3 tls/site.crt | head -n 1"],
+                     ["grep -A3 PRIVATE tls/site.crt | tail -n 3", "cp tls/site.crt c.txt && tail -n 2 c.txt | head -n 1"]):
+        _, requests = play(world, [("run_command", {"command": command}) for command in commands])
+        sent += json.dumps(requests)
     assert not [line for line in PKCS8 if line[4:-4] in sent]
+
+
+def test_a_key_is_found_wherever_it_lies_in_a_file_a_command_reads(tmp_path):
+    certificate = CERTIFICATE_PEM.encode()
+    for before in (0, course.paths.KEY_SNIFF_BYTES - 20, 5 * course.paths.KEY_SNIFF_BYTES + 7):
+        file = tmp_path / f"at-{before}.crt"
+        file.write_bytes((certificate * (before // len(certificate) + 1))[:before] + PEM.encode())
+        assert course.paths.holds_private_key(file), before  # the BEGIN line split between two reads, too
+    plain = tmp_path / "chain.crt"
+    plain.write_bytes(certificate * (3 * course.paths.KEY_SNIFF_BYTES // len(certificate)))
+    assert not course.paths.holds_private_key(plain)
 
 
 def test_a_kubernetes_secret_s_key_reaches_the_model_through_no_tool(world):
