@@ -269,6 +269,27 @@ def test_a_command_that_fills_the_disk_with_many_files_is_stopped(confined, tmp_
     assert small.output == "finished\n" and small.exit_code == 0
 
 
+def test_the_commands_of_a_run_together_cannot_fill_the_disk(confined, tmp_path, monkeypatch):
+    """Each command within its own bound, command after command, filled the disk: the commands of one process
+    share a bound (12 MB here, so that the test is quick), and what a command deletes is given back."""
+    monkeypatch.setattr(confine, "RUN_DISK_GROWTH_LIMIT", 12 << 20)
+    monkeypatch.setattr(confine, "_disk_added", {})
+    write = "for i in 1 2 3 4 5; do head -c 1000000 /dev/zero > f{0}.$i; done && echo wrote {0}"  # 1 MB a file
+    outputs = [confine.run_confined(write.format(n), tmp_path, timeout_s=20).output for n in range(2)]
+    assert outputs == ["wrote 0\n", "wrote 1\n"], outputs
+    slowly = write.replace("; done", "; sleep 0.2; done")  # the supervisor looks 20 times a second
+    third = confine.run_confined(slowly.format(2), tmp_path, timeout_s=20).output
+    assert "what was left of the 12 MB this run's commands may add" in third and "wrote 2" not in third, third
+    assert len(list(tmp_path.glob("f2.*"))) < 5
+    cleaned = confine.run_confined("rm f* && echo cleaned", tmp_path)  # a run past its bound still cleans up
+    assert cleaned.output == "cleaned\n", cleaned.output
+    again = confine.run_confined(write.format(3), tmp_path, timeout_s=20)
+    assert again.output == "wrote 3\n", again.output
+    other = tmp_path / "other"  # another workspace has its own bound
+    other.mkdir()
+    assert confine.disk_growth_left(other) == 12 << 20 > confine.disk_growth_left(tmp_path)
+
+
 def test_a_command_that_spreads_its_memory_over_many_processes_is_held_to_one_bound(confined, tmp_path, monkeypatch):
     """RLIMIT_AS bounds each process: six children of 40 MB each, all alive at once, all held it. A
     memory cgroup of the command's own bounds them together (64 MB here, so that the test is quick)
