@@ -125,6 +125,10 @@ MIXED_SCRIPTS = "mixes letters of other scripts into a word of ASCII letters, wh
 # although their category is Lo (https://www.unicode.org/Public/UCD/latest/ucd/DerivedCoreProperties.txt),
 # and U+2800, braille's empty pattern: a command holding one looks like a command without it.
 BLANK_DRAWN = {"\u3164", "\u115f", "\u1160", "\uffa0", "\u2800"}
+# Hangul's medial vowels and final consonants, which join the syllable before them: a terminal gives each no
+# column of its own (wcwidth's zero-width ranges, after Markus Kuhn's wcwidth.c:
+# https://www.cl.cam.ac.uk/~mgk25/ucs/wcwidth.c), so after a space or an ASCII letter they are drawn as nothing.
+ZERO_WIDTH_JAMO = (("\u1160", "\u11ff"), ("\ud7b0", "\ud7ff"))
 
 
 def hidden_character(character: str) -> bool:
@@ -133,7 +137,8 @@ def hidden_character(character: str) -> bool:
     a private-use or an unassigned code point (a font draws what it likes there)."""
     category = unicodedata.category(character)
     return (category in ("Mn", "Me", "Cf", "Zl", "Zp", "Co", "Cn") or (category == "Zs" and character != " ")
-            or unicodedata.combining(character) != 0 or character == LINE_BREAK or character in BLANK_DRAWN)
+            or unicodedata.combining(character) != 0 or character == LINE_BREAK or character in BLANK_DRAWN
+            or any(first <= character <= last for first, last in ZERO_WIDTH_JAMO))
 
 
 def columns(character: str) -> int:

@@ -116,7 +116,8 @@ def test_every_character_is_shown_and_none_is_obeyed():
     assert width <= 40  # a wide character counts two columns
 
 
-@pytest.mark.parametrize("blank", ["\u3164", "\u115f", "\u1160", "\uffa0", "\u2800", "\u00a0", "\u2003", "\u3000"])
+@pytest.mark.parametrize("blank", ["\u3164", "\u115f", "\u1160", "\uffa0", "\u2800", "\u00a0", "\u2003", "\u3000",
+                                   "\u1161", "\u11a8", "\u11ff", "\ud7b0", "\ud7fb"])  # Hangul's joining vowels, finals
 def test_a_character_drawn_blank_is_shown_as_its_escape(blank):
     command = f"ls{blank}-la"  # on screen it reads 'ls -la'; the shell sees one word, a program of that name
     lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
