@@ -77,6 +77,7 @@ def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str
                if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
                and not any(file.resolve().is_relative_to(secret) for secret in skipped)
                and not in_git_store(file)
+               and not course.paths.holds_private_key(file)  # a key in a tree the gate's walk does not look into
                and course.paths.contains(file, text)]  # read a part at a time: a 50 MB file is not loaded whole
     return "\n".join(matches) or "(no matches)"
 

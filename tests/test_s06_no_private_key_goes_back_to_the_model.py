@@ -63,3 +63,15 @@ def test_a_key_appended_to_a_certificate_chain_reaches_the_model_through_no_tool
         assert content.get("error") == "denied" if result["is_error"] else "private key was here" in content["output"], content
     sent = json.dumps([request for request in requests], ensure_ascii=False)
     assert SECRET not in sent and SECRET.replace("-", "") not in sent
+
+
+@pytest.mark.parametrize("folder", ["node_modules/pkg", ".venv/lib/python3.12/site-packages/pkg", "src/__pycache__"])
+def test_search_answers_nothing_about_a_key_where_the_walk_does_not_look(world, folder):
+    """A yes or no about a key's text, asked once a character, spells it out: search skips a file holding a key
+    in the trees the gate's walk does not look into (node_modules/, site-packages/), as read_file refuses it."""
+    (world / folder).mkdir(parents=True)
+    (world / folder / "fixture.txt").write_text(KEYS["PKCS#8"], encoding="utf-8")
+    (world / folder / "plain.txt").write_text(f"MIIE{SECRET} is a word here too\n", encoding="utf-8")  # the control
+    results, _ = play(world, [("search_files", {"text": f"MIIE{SECRET[:4]}"})])
+    found = json.loads(results[0]["content"])["output"]
+    assert f"{folder}/plain.txt" in found and "fixture.txt" not in found, found
