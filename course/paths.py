@@ -572,6 +572,25 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     return ""
 
 
+def folders_holding_secrets(workspace: Path, words: Sequence[str], hidden: Sequence[Path]) -> list[str]:
+    """For a person asked about a command: each of its words that names a folder holding files the rules hide
+    (``hidden``), such as `.config` holding `.config/gh/hosts.yml`. Moved, copied or archived, they lie out
+    from under the names the rules know; this run keeps hiding a file it saw, but a later run reads it."""
+    root = Path(os.path.realpath(workspace))
+    secrets = [Path(os.path.realpath(path)) for path in hidden]
+    said = []
+    for word in dict.fromkeys(words):
+        for path in paths_named_by(workspace, word)[-1:]:  # where it leads, links followed
+            folder = Path(os.path.realpath(workspace / path))
+            beneath = [secret for secret in secrets if secret.is_relative_to(folder) and secret != folder]
+            if folder.is_relative_to(root) and beneath and os.path.isdir(folder):
+                names = ", ".join(shown(str(secret.relative_to(root))) for secret in beneath[:2])
+                more = f" and {len(beneath) - 2} more" if len(beneath) > 2 else ""
+                said.append(f"{shown(word)!r} holds files the rules hide ({names}{more}): moved or copied, they "
+                            "are out from under the names the rules know, and a later run reads them")
+    return said
+
+
 # ---------------------------------------------------------------- secret files
 
 # The usual names of secret files: s06's default rules deny them to every tool, at any depth (a folder of

@@ -417,8 +417,10 @@ def read(workspace: Path, command: str, *, covered: Callable[[str], bool], hidde
         return Command(normalised(command), f"the command is too complex to judge: {reading.too_complex}; "
                                             "split it into shorter commands without nested $( )", reading)
     paths = [(word, course.paths.paths_named_by(workspace, word)) for word in reading.words]
-    return Command(normalised(command), "", reading, paths, why_not_safe(workspace, reading, covered, hidden),
-                   why_once_only(command, reading))
+    unsafe = why_not_safe(workspace, reading, covered, hidden)
+    if unsafe:  # the person asked is told what a move or a copy of a folder would take out from under its names
+        unsafe = joined([unsafe, *course.paths.folders_holding_secrets(workspace, reading.words, hidden)])
+    return Command(normalised(command), "", reading, paths, unsafe, why_once_only(command, reading))
 
 
 def why_not_safe(workspace: Path, reading: Reading, covered: Callable[[str], bool], hidden: Sequence[Path] = ()) -> str:

@@ -20,7 +20,7 @@ from hypothesis import given, strategies as st
 
 import course.paths
 
-from s06_world import ENV_SECRET, gate, no_secret, play, s06, world  # noqa: F401
+from s06_world import ENV_SECRET, Person, gate, no_secret, play, s06, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
 
@@ -402,11 +402,13 @@ def test_a_confined_command_cannot_read_a_private_key_by_another_name(renamed_ke
     "-----BEGIN CERTIFICATE-----\nMIID\n",  # a certificate is public
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n",  # and so is a public key
     "How to make a key: ssh-keygen writes a private key to ~/.ssh/id_ed25519.\n",
-    "x" * course.paths.KEY_SNIFF_BYTES + "\n-----BEGIN PRIVATE KEY-----\n",  # past the first bytes a gate reads
+    "x" * 3 * course.paths.KEY_SNIFF_BYTES + "\n-----BEGIN CERTIFICATE-----\n",  # a large file: read a MiB at a time
 ])
-def test_a_file_that_holds_no_private_key_in_its_first_bytes_is_read(renamed_key, content):
+def test_a_file_that_holds_no_private_key_is_read(renamed_key, content):
     (renamed_key / "backup" / "notes.txt").write_text(content)
     assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "allow"
+    (renamed_key / "backup" / "notes.txt").write_text(content + KEYS["OpenSSH"])  # the same, a key appended
+    assert gate().check(renamed_key, "read_file", {"path": "backup/notes.txt"}).decision == "deny"
 
 
 CERTIFICATE_PEM = "-----BEGIN CERTIFICATE-----\n" + "MIIFazCCA1OgAwIBAgIRAIIQz7DSQONZRGPgu2OCiwAwDQYJKoZIhvcNAQELBQAw\n" * 30 \
@@ -639,3 +641,20 @@ def test_a_person_approves_gits_own_commands_and_they_still_work(committed):
     world, _, _ = committed
     finished = s06.run_command(world, "git log --format=%s; echo end", hidden=gate().hidden(world))
     assert "TOKEN-IN-A-COMMIT-MESSAGE" in finished and "end" in finished, finished
+
+
+@pytest.mark.parametrize("command, folder", [("mv .config cfg", ".config"), ("cp -r .streamlit backup", ".streamlit"),
+                                             ("tar czf all.tgz .", "."), ("mv ./.config/ cfg", "./.config/")])
+def test_a_person_asked_to_move_a_folder_is_told_it_holds_secrets(streamlit, command, folder):
+    """A later run knows a secret only by its name: a person who approves `mv .config cfg` is told that the
+    folder holds files the rules hide, which the move takes out from under their names."""
+    (streamlit / ".config" / "gh").mkdir(parents=True)
+    (streamlit / ".config" / "gh" / "hosts.yml").write_text(f"oauth_token: {ENV_SECRET}\n")
+    person = Person(("deny", "no"))
+    found = gate(person).check(streamlit, "run_command", {"command": command})
+    assert found.decision == "deny" and len(person.asked) == 1
+    why = person.asked[0][2]
+    assert f"{folder!r} holds files the rules hide" in why and "a later run reads them" in why, why
+    plain = Person(("deny", "no"))  # the control: a folder holding no secret is not said to
+    gate(plain).check(streamlit, "run_command", {"command": "mv docs manuals"})
+    assert "holds files the rules hide" not in plain.asked[0][2]
