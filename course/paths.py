@@ -672,6 +672,12 @@ SECRETS = (
     "local.settings.json",  # Azure Functions' connection strings (https://learn.microsoft.com/en-us/azure/azure-functions/functions-develop-local#local-settings-file)
     # A kubeconfig outside .kube, as KUBECONFIG names one (https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/)
     "kubeconfig", "*.kubeconfig",
+    # A site's or a project's own secrets by the names their frameworks give them: WordPress's database password and
+    # salts (https://developer.wordpress.org/advanced-administration/wordpress/wp-config/), cookiecutter-django's
+    # per-environment dotenv files under .envs/ (https://cookiecutter-django.readthedocs.io/en/latest/2-local-development/developing-locally-docker.html),
+    # Google Cloud's application default credentials wherever GOOGLE_APPLICATION_CREDENTIALS points
+    # (https://cloud.google.com/docs/authentication/application-default-credentials).
+    "wp-config.php", ".envs", "application_default_credentials.json",
     # AWS's shared credentials file wherever AWS_SHARED_CREDENTIALS_FILE puts it, and the same format other
     # tools keep under that name (https://docs.aws.amazon.com/sdkref/latest/guide/file-location.html)
     "credentials",

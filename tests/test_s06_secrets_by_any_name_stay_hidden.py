@@ -39,7 +39,9 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      # act's and dynaconf's secrets files, Ansible's vault password, a Kerberos keytab, GnuPG 1's
                      # secret keyring outside .gnupg, WakaTime's key
                      ".secrets", ".secrets.toml", "config/.secrets.yaml", ".vault_pass.txt", "etc/krb5.keytab",
-                     "backup/secring.gpg", ".wakatime.cfg"]
+                     "backup/secring.gpg", ".wakatime.cfg",
+                     # a framework's own secrets: WordPress's, cookiecutter-django's, Google Cloud's default login
+                     "site/wp-config.php", ".envs/.production/.django", "keys/application_default_credentials.json"]
 
 
 @pytest.fixture
