@@ -39,6 +39,13 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   harness, for one) nor reach an abstract unix socket made outside it.
 - IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
   machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
+- Processes (a PID namespace of its own): the command's processes see each other only (the shell is
+  pid 2), so no pid of the machine's, the harness's included, can be named: pidfd_open, kill(pid, 0),
+  getpriority and sched_getaffinity of one answer "no such process". Its pid 1 is a holder (sh
+  reading a pipe of the supervisor's, in a Landlock domain of its own) that outlives the shell so that
+  what the shell left is still counted and ended; a proc of the namespace's own is mounted, read-only,
+  over /proc (which Landlock denies anyway), where the kernel allows it (not under a container's
+  partly covered /proc).
 - Metadata: Landlock has no right for a file's owner, mode or attributes, so seccomp refuses the
   chown and extended-attribute calls (no file gains an owner or capabilities) and a chmod, or a call
   that makes a file (open, openat, creat, mknod), whose mode sets the set-user-id or set-group-id bit,
@@ -221,7 +228,7 @@ def _probe_machine() -> Confinement:
     if failure:
         return Confinement(False, f"{failure}: {NOT_CONFINED}")
     scoped = ", signals and abstract sockets scoped" if abi >= 6 else ""
-    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), a network and an IPC namespace, "
+    return Confinement(True, f"Landlock ABI {abi} (files, TCP{scoped}), a network, an IPC and a PID namespace, "
                              f"IP sockets only, no io_uring or key store, hidden files masked and protected "
                              f"paths read-only in a private mount namespace, rlimits, leftovers ended")
 
@@ -633,18 +640,24 @@ def _supervise(plan: _Plan, output_fd: int, report_fd: int) -> None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the harness died: clean up anyway
         _prctl(PR_SET_CHILD_SUBREAPER, 1)  # every orphan in the command's tree is re-parented to us
         setup_read, setup_write = os.pipe()  # close-on-exec: EOF without a word means exec worked
+        # The PID namespace's first process reads this pipe and ends when it does: the supervisor holds
+        # the only writing end, so the namespace, with everything in it, ends when the supervisor does.
+        holder_read, holder_write = os.pipe()
         command_pid = os.fork()
         if command_pid == 0:
-            _command(plan, output_fd, setup_write)
+            _command(plan, output_fd, setup_write, holder_read)
         os.close(setup_write)
-        failure = _read_all(setup_read)
+        os.close(holder_read)
+        failure, helpers = _helpers_said(_read_all(setup_read))
+        spared = {command_pid, *helpers}  # ours, not the command's: never counted among its stragglers
         if failure:
             os.waitpid(command_pid, 0)
+            _end_descendants(spare_from_count=spared)
             report = f"error\t-\t0\t0\t{failure}"
         else:
             growth = DiskGrowth(str(plan.workspace), plan.disk_limit)
             code = _wait(command_pid, plan.timeout_s, growth.passed)
-            stragglers = _end_descendants(spare_from_count=command_pid)
+            stragglers = _end_descendants(spare_from_count=spared)
             over = growth.passed()
             timed_out = code is None and not over
             report = f"done\t{'-' if code is None else code}\t{int(timed_out)}\t{stragglers}\t{over}"
@@ -659,6 +672,15 @@ def _supervise(plan: _Plan, output_fd: int, report_fd: int) -> None:
             os.write(report_fd, report.encode())
         finally:
             os._exit(0)
+
+
+def _helpers_said(said: str) -> tuple[str, tuple[int, ...]]:
+    """(what failed, or ""; the pids of the PID namespace's holder and of the shell), from what the command's
+    child wrote before the shell ran: the pids between two NUL characters, a failure in plain words."""
+    found = re.search(r"\x00(\d+) (\d+)\x00", said)
+    if not found:
+        return said, ()
+    return (said[:found.start()] + said[found.end():]), (int(found[1]), int(found[2]))
 
 
 def _read_all(fd: int) -> str:
@@ -728,8 +750,9 @@ def _wait(pid: int, timeout_s: float, over=lambda: "") -> int | None:
     return None
 
 
-def _end_descendants(spare_from_count: int) -> int:
-    """SIGKILL every descendant until none is left; return how many were alive (the shell not counted).
+def _end_descendants(spare_from_count) -> int:
+    """SIGKILL every descendant until none is left; return how many were alive, not counting
+    ``spare_from_count`` (a pid, or the pids of the shell and of our own processes around it).
 
     A subreaper only learns of its descendants through /proc: this kernel has no
     /proc/PID/task/TID/children, so we read every process's parent from /proc/PID/stat. A process
@@ -737,11 +760,12 @@ def _end_descendants(spare_from_count: int) -> int:
     """
     ended: set[int] = set()
     me = os.getpid()
+    spared = {spare_from_count} if isinstance(spare_from_count, int) else set(spare_from_count)
     while True:
         found = _descendants(me)
         family = set(found) | {me}
         for pid, state in found.items():
-            if state != "Z" and pid != spare_from_count:
+            if state != "Z" and pid not in spared:
                 ended.add(pid)
             _kill(pid, family)
         try:
@@ -802,8 +826,9 @@ def _kill(pid: int, family: set[int]) -> None:
 
 # ---------------------------------------------------------------- the command (a forked process)
 
-def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
-    """Confine this process step by step, then become /bin/sh. A failed step is reported, never skipped."""
+def _command(plan: _Plan, output_fd: int, setup_fd: int, holder_fd: int = -1) -> None:
+    """Confine this process step by step, then become /bin/sh; confined, start the shell in a PID namespace
+    of its own instead, and end as it ends. A failed step is reported, never skipped."""
     step = "start"
     try:
         os.setsid()  # no controlling terminal: nothing to inject keystrokes into
@@ -822,6 +847,8 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         if plan.confine:
             step = "cannot create a user and mount namespace (unprivileged user namespaces disabled?)"
             _enter_namespaces()
+            step = "cannot create a PID namespace"
+            _check(_libc().unshare(CLONE_NEWPID), "unshare CLONE_NEWPID")  # owned by the new user namespace
             step = "cannot make the protected paths read-only"
             _make_read_only(plan.read_only)
             step = "cannot mask hidden paths with bind mounts"
@@ -833,24 +860,111 @@ def _command(plan: _Plan, output_fd: int, setup_fd: int) -> None:
         # the user namespace, whose new credentials clear it)
         step = "cannot set resource limits"
         _set_limits(plan.file_size_limit, plan.timeout_s, in_own_user_namespace=plan.confine)
-        _close_inherited_files(keep={0, 1, 2, setup_fd})
+        _close_inherited_files(keep={0, 1, 2, setup_fd, holder_fd})
         if plan.confine:
             step = "cannot drop capabilities"
             _drop_capabilities()
             step = "cannot set no_new_privs"
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # required by landlock_restrict_self without CAP_SYS_ADMIN
             step = "cannot apply Landlock"
-            _restrict_with_landlock(plan.grants, plan.abi)
+            ruleset = _landlock_ruleset(plan.grants, plan.abi)  # each process below enters it on its own
             step = "cannot join a fresh session keyring"
             _join_fresh_session_keyring()
             step = "cannot apply the seccomp filter"
             _refuse_unix_sockets()
+            step = "cannot start the shell in its PID namespace"
+            _run_in_own_pid_namespace(plan, setup_fd, holder_fd, ruleset)
         step = "cannot run /bin/sh"
         os.execve("/bin/sh", ["/bin/sh", "-c", plan.command], plan.environment)
     except BaseException as error:
         os.write(setup_fd, f"{step}: {error}".replace("\n", " ").encode())
     finally:
         os._exit(127)
+
+
+# The command's processes get a PID namespace of their own (man pid_namespaces(7)): they see each other
+# and no other process of the machine, so pidfd_open, kill(pid, 0), getpriority or sched_getaffinity of
+# another pid answer "no such process", and a pid cannot be named to signal, trace or probe it.
+# unshare(CLONE_NEWPID) moves only the caller's children, and the first becomes the namespace's PID 1,
+# whose end the kernel follows by killing every process in it; orphans are re-parented to it, not to the
+# supervisor; and no signal from inside reaches it unless it set a handler. The shell is not that first
+# process: it would take every process it left with it, uncounted, and the supervisor pins what a
+# command left (`stragglers`) and ends it itself. So this process (outside the namespace, in the user,
+# mount, network and IPC ones) starts two children in it:
+#   1. the holder, PID 1: /bin/sh running `read` on a pipe whose only writing end the supervisor holds. A
+#      fresh program: nothing of the harness's memory (its API key among it) is in the namespace, only
+#      what the shell gets; it starts with every signal ignored, which sh keeps so (but SIGCHLD, whose
+#      handler only notes that a child ended), so no signal from inside moves it; it is in a Landlock
+#      domain of its own (a sibling of the shell's), so nothing inside may ptrace it or read its memory,
+#      nor, from ABI 6, signal it. It outlives the shell, so the supervisor still finds, counts and ends what the shell left
+#      (under the holder now), as before; it ends with the supervisor, and the namespace with it. Like the
+#      supervisor before, it reaps no orphan while the command runs: one that ended waits, a zombie, until then.
+#   2. the shell, PID 2: a session of its own, a fresh proc of the namespace mounted over /proc, then its
+#      own Landlock domain, then exec. Its parent is this process, which waits for it and ends as it ended
+#      (its exit code, or the signal that ended it), so the supervisor's wait reads the shell's own status.
+# This process enters a third sibling domain; seccomp, no_new_privs, the rlimits and the empty bounding set
+# were set before the forks, so all three have them. No pid names it inside the namespace.
+# A proc mounted by a process in the namespace lists only the namespace's processes; it is mounted
+# read-only (Landlock denies /proc to the command anyway). The kernel refuses it where the machine's /proc
+# is partly covered (a container's masked /proc): there the machine's /proc stays, denied by Landlock.
+# bubblewrap's --unshare-pid and --proc do the same (https://github.com/containers/bubblewrap).
+HOLDER = ["/bin/sh", "-c", "read -r line"]  # ends when the pipe does: when the supervisor has gone
+
+
+def _run_in_own_pid_namespace(plan: _Plan, setup_fd: int, holder_fd: int, ruleset: int) -> None:
+    """Start the holder (PID 1) and the shell in the PID namespace, tell the supervisor their pids, wait
+    for the shell and end as it ended. Never returns; a failed step raises, naming it, into _command's report."""
+    step = "cannot start the holder"
+    try:
+        holder = os.fork()
+        if holder == 0:  # PID 1 of the namespace
+            step = "cannot run the holder"
+            os.dup2(holder_fd, 0)
+            os.close(holder_fd)
+            for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+                try:  # ignored on entry, a signal stays ignored in a non-interactive sh: no handler runs
+                    signal.signal(number, signal.SIG_IGN)
+                except (OSError, ValueError):  # one the C library keeps for itself (its threads)
+                    pass
+            _restrict_self(ruleset)
+            os.execve(HOLDER[0], HOLDER, {})
+        step = "cannot start the shell"
+        shell = os.fork()
+        if shell == 0:  # PID 2
+            os.close(holder_fd)
+            os.setsid()  # `kill 0` in the command reaches its own processes, not this one
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # this process died: so does the shell
+            step = "cannot mount a proc of the PID namespace's own"
+            _mount_own_proc()
+            step = "cannot apply Landlock to the shell"
+            _restrict_self(ruleset)
+            step = "cannot run /bin/sh"
+            os.execve("/bin/sh", ["/bin/sh", "-c", plan.command], plan.environment)
+        os.close(holder_fd)
+        step = "cannot apply Landlock to the shell's parent"
+        _restrict_self(ruleset)
+    except OSError as error:
+        raise OSError(error.errno, f"{step}: {error.strerror or error}") from None
+    os.close(ruleset)
+    os.write(setup_fd, f"\0{holder} {shell}\0".encode())  # _helpers_said reads it
+    os.close(setup_fd)
+    _end_as(os.waitpid(shell, 0)[1])
+
+
+def _mount_own_proc() -> None:
+    flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if _libc().mount(b"proc", b"/proc", b"proc", flags, None) < 0 and ctypes.get_errno() != errno.EPERM:
+        _check(-1, "mount proc")  # EPERM: the machine's /proc is partly covered; it stays, denied by Landlock
+
+
+def _end_as(status: int) -> None:
+    """End this process with the shell's wait status: its exit code, or the signal that ended it."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 127)
 
 
 def _narrow_umask() -> None:
@@ -989,6 +1103,7 @@ def _close_inherited_files(keep: set[int]) -> None:
 # Checked here both as root and as an unprivileged user (tests/test_confine.py runs both).
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
 MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 16384, 1 << 18, 1 << 21
 # A read-only remount inside a user namespace must keep the locked flags of the mount it came from.
@@ -1332,6 +1447,22 @@ def _grants(workspace: Path, abi: int) -> tuple[tuple[str, int], ...]:
 
 
 def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None:
+    ruleset = _landlock_ruleset(grants, abi)
+    try:
+        _restrict_self(ruleset)
+    finally:
+        os.close(ruleset)
+
+
+def _restrict_self(ruleset: int) -> None:
+    """This process (and what it starts) into a new Landlock domain of the ruleset's. Processes that each
+    call it with the same ruleset are in sibling domains: none may ptrace another (landlock(7))."""
+    _check(_libc().syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+           "landlock_restrict_self")
+
+
+def _landlock_ruleset(grants: Sequence[tuple[str, int]], abi: int) -> int:
+    """A ruleset (a close-on-exec descriptor) that grants ``grants`` and handles every right this ABI knows."""
     handled = _handled_files(abi)
     attr = _RulesetAttr(handled_access_fs=handled,
                         # handled with no rule: every TCP bind and connect is refused
@@ -1355,10 +1486,10 @@ def _restrict_with_landlock(grants: Sequence[tuple[str, int]], abi: int) -> None
                        f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
-        _check(libc.syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
-               "landlock_restrict_self")
-    finally:
+    except BaseException:
         os.close(ruleset)
+        raise
+    return ruleset
 
 
 # ---------------------------------------------------------------- seccomp: the doors Landlock leaves open
