@@ -120,6 +120,35 @@ def test_left_behind_processes_of_the_namespace_are_still_ended_and_counted(tmp_
             os.kill(pid, 9)
 
 
+HOLDER_PROBE = """
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace", libc.ptrace(16, 1, None, None), ctypes.get_errno())  # PTRACE_ATTACH to the namespace's pid 1
+for number in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD, signal.SIGSTOP):
+    try:
+        os.kill(1, number)
+    except OSError:
+        pass
+"""
+
+
+def test_the_namespaces_pid_1_can_be_neither_traced_nor_signalled_away(tmp_path):
+    """Its end would end every process of the command at once, uncounted: after every signal the command
+    may send it, the namespace still stands, and a process started then is counted and ended as before."""
+    marker = f"{os.getpid()}{time.monotonic_ns() % 10**6}"
+    command = (f"{shlex.quote(PYTHON)} -I -S -c {shlex.quote(HOLDER_PROBE)}; "
+               f"sleep 100.{marker} & echo $$ $!")
+    finished = confine.run_confined(command, tmp_path)
+    try:
+        lines = finished.output.splitlines()
+        assert lines[0] == f"ptrace -1 {errno.EPERM}", finished.output
+        assert lines[1:] == ["2 4"] and finished.stragglers == 1, finished.output  # pid 4: after the probe's 3
+        assert running_with(marker) == []
+    finally:
+        for pid in running_with(marker):
+            os.kill(pid, 9)
+
+
 def test_the_proc_a_command_would_see_lists_only_its_own_processes(tmp_path):
     """Landlock denies /proc to the command; were it reached, it would show the command's namespace only.
     Seen from outside, through the command's root (/proc/PID/root), while it runs."""
