@@ -67,7 +67,8 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
 What it does not cover: a unix socket handed down already open (none is: every inherited file is
 closed), 32-bit programs (the seccomp filter refuses their system calls, so they do not run), the
 seccomp filter on a machine that is neither x86_64 nor aarch64 (there, named unix sockets stay
-reachable), reading the system folders (/etc/passwd, and the names in a folder whose files are kept
+reachable), the metadata of a path outside that the command names (stat() says whether it exists, its
+size, owner and times: Landlock governs opening and changing a file, not looking it up), reading the system folders (/etc/passwd, and the names in a folder whose files are kept
 from others, such as those of /etc/ssl/private), an entry kept from others that /etc gained after
 the harness's first command (it stays readable until the harness starts again) and such an entry
 under /usr or /lib (not looked for: what packages install there is shared by every user), a
