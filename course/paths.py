@@ -288,26 +288,51 @@ def fingerprint(path: Path) -> tuple[int, int, int, int] | None:
 # or openssl's pkcs12 output, which puts its "Bag Attributes" before the armour. And age's secret key,
 # whatever file holds it (keys.txt, key.txt): Bech32 with the prefix AGE-SECRET-KEY-1
 # (https://github.com/C2SP/C2SP/blob/main/age.md#the-x25519-recipient-type).
-PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1",
-                         re.IGNORECASE)
+# The same keys in the other forms a file holds them in: OpenSSH's body without its armour, which always begins
+# with the base64 of its magic "openssh-key-v1\0" (https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.key);
+# RFC 4716's armour, four dashes and a space on each side of its BEGIN line
+# (https://www.rfc-editor.org/rfc/rfc4716#section-3.2); WireGuard's PrivateKey line, 32 bytes in base64 (man wg).
+PRIVATE_KEY = re.compile(rb"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}|PuTTY-User-Key-File-\d+:|AGE-SECRET-KEY-1[0-9A-Z]{20}"
+                         rb"|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20}|PrivateKey[ \t]*=[ \t]*[A-Za-z0-9+/]{43}=", re.IGNORECASE)
+# A JSON Web Key is private when it has the member "d" (RFC 7518 sections 6.2.2.1 and 6.3.2.1,
+# https://www.rfc-editor.org/rfc/rfc7518#section-6.2.2.1): a value of 20 base64url characters or more, in an object
+# with a "kty".
+JWK_PRIVATE = re.compile(rb'"d"\s*:\s*"[A-Za-z0-9_-]{20,}"')
 KEY_SNIFF_BYTES = MAX_READ_BYTES  # what one read of the sniff takes: a file tool reads no more of a file than this
 # A command reads a file whole, so the sniff reads on past the first MiB, a MiB at a time (a millisecond each, once
 # until the file changes), up to KEY_SNIFF_MOST: a GiB costs a second, once; a larger file (a sparse one that only
 # says it is large, a disk image) is judged by its first GiB.
 KEY_SNIFF_MOST = 1 << 30
 KEY_SNIFF_OVERLAP = 512  # a BEGIN line split between two reads is whole in the second (the longest is ~40 bytes)
-# What every match of PRIVATE_KEY holds, in lower case: looked for first, since bytes.lower() and three finds over
+# What every match of PRIVATE_KEY holds, in lower case: looked for first, since bytes.lower() and a few finds over
 # a MiB take a millisecond, and the case-blind expression over the same MiB forty.
-KEY_MARKERS = (b"private key", b"putty-user-key-file-", b"age-secret-key-1")
+KEY_MARKERS = (b"private key", b"putty-user-key-file-", b"age-secret-key-1", b"b3blbnnzac1rzxktdje", b"privatekey")
+# A key's armour written another way, which no file holds by chance: URL-encoded (a query string, a form), in hex
+# (of "PRIVATE KEY", of "openssh-key-v1"), and in UTF-16, which Windows PowerShell 5's `>` writes
+# (https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_character_encoding):
+# there each letter has a NUL beside it; decoded, the text is judged as any other.
+# Each made here rather than written out, so that this file holds none of them.
+ENCODED_KEY_MARKERS = tuple(marker.lower().encode() for marker in (
+    "PRIVATE KEY-----".replace(" ", "%20"), "PRIVATE KEY-----".replace(" ", "+"),
+    "PRIVATE KEY-----".encode().hex(), "openssh-key-v1".encode().hex() + "00"))
+UTF16_MARKER = "private key".encode("utf-16-le")
 
 
 def armoured_private_key(data: bytes) -> bool:
-    """Whether ``data`` holds a private key in one of PRIVATE_KEY's text forms."""
+    """Whether ``data`` holds a private key in one of PRIVATE_KEY's text forms, a JSON Web Key's private member,
+    or either written URL-encoded, in hex or in UTF-16."""
     lowered = data.lower()
     found = [at for at in (lowered.find(marker) for marker in KEY_MARKERS) if at >= 0]
     # From a little before the first marker: the expression need not walk the MiB before it (a BEGIN line's words
     # before PRIVATE KEY, RSA, ENCRYPTED, OPENSSH, are a few characters, far fewer than the margin).
-    return bool(found) and bool(PRIVATE_KEY.search(data, max(0, min(found) - 256)))
+    if found and PRIVATE_KEY.search(data, max(0, min(found) - 256)):
+        return True
+    if b'"kty"' in lowered and JWK_PRIVATE.search(data):
+        return True
+    if any(marker in lowered for marker in ENCODED_KEY_MARKERS):
+        return True
+    return UTF16_MARKER in lowered and any(PRIVATE_KEY.search(data[start:].decode(encoding, "ignore").encode("utf-8"))
+                                           for encoding in ("utf-16-le", "utf-16-be") for start in (0, 1))
 
 
 # A private key in DER, binary and unarmoured (server.der, key.p8), is one ASN.1 SEQUENCE that fills the file and

@@ -5,8 +5,9 @@ A key further down a file (a certificate chain with its key appended), or one a 
 reach the history, and with it every later request to the API. So each output is read once more on its way
 back: every key, from its first line to its last (or to the output's end, where the output was cut), becomes
 one line that says what was there. The armours are those ``course.paths`` knows: PEM's (RFC 7468) and
-OpenSSH's, GnuPG's private key block (RFC 4880), PuTTY's .ppk (from its first line to its Private-MAC) and
-age's secret keys (https://age-encryption.org/v1).
+OpenSSH's, RFC 4716's, GnuPG's private key block (RFC 4880), PuTTY's .ppk (from its first line to its
+Private-MAC) and age's secret keys (https://age-encryption.org/v1); and, with no armour, OpenSSH's body (by
+the base64 of its magic), WireGuard's PrivateKey and a JSON Web Key's "d".
 
 A key's body travels without its BEGIN line too: ``grep -v BEGIN key.pem``, ``tail -n 5``, a read from an
 offset inside the block. So the lines of base64 are looked at on their own (``_bodies_hidden``), and so is a
@@ -23,9 +24,15 @@ import binascii
 import re
 
 KEY = re.compile(r"-----BEGIN (?P<armour>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END (?P=armour)-----|\Z)"
+                 r"|---- BEGIN (?P<ssh2>[A-Z0-9 ]*PRIVATE KEY) ----.*?(?:---- END (?P=ssh2) ----|\Z)"  # RFC 4716's
                  r"|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\Z)"
-                 r"|AGE-SECRET-KEY-1[0-9A-Za-z]+", re.S)
-MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1")  # none of them: nothing to look for
+                 r"|AGE-SECRET-KEY-1[0-9A-Za-z]{20,}"
+                 # OpenSSH's body with no armour: the base64 of its magic, "openssh-key-v1", then the rest of the run
+                 r"|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20}[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/]{70}(?=\r?\n))*"
+                 r"|(?:(?<=PrivateKey = )|(?<=PrivateKey=))[A-Za-z0-9+/]{43}=", re.S)  # WireGuard's, after its name
+MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1", "b3BlbnNzaC1rZXktdjE", "PrivateKey")
+# A JSON Web Key's private member "d" (RFC 7518 section 6.2.2.1), in an object with a "kty": its value is cut.
+JWK_PRIVATE = re.compile(r'("d"\s*:\s*)"[A-Za-z0-9_-]{20,}"')
 SHOWN_INSTEAD = "[a private key was here: not shown, the rules keep keys out of the history]"
 
 # A line of an armoured body: base64 wrapped at 64 characters by PEM (RFC 7468 section 2,
@@ -52,6 +59,8 @@ def private_keys_hidden(text: str) -> str:
     """``text`` with each private key in it replaced by SHOWN_INSTEAD."""
     if any(marker in text for marker in MARKERS):
         text = KEY.sub(SHOWN_INSTEAD, text)
+    if '"kty"' in text:
+        text = JWK_PRIVATE.sub(lambda found: f'{found[1]}"{SHOWN_INSTEAD}"', text)
     if "LS0tLS1CRUdJTi" in text:
         text = ENCODED_PEM.sub(_encoded_hidden, text)
     if "PRIVATE KEY" in text or ANY_FULL_LINE.search(text):

@@ -14,6 +14,7 @@ import pytest
 
 import course
 import course.confinement
+import course.paths
 from s06_world import play, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
@@ -75,3 +76,42 @@ def test_search_answers_nothing_about_a_key_where_the_walk_does_not_look(world, 
     results, _ = play(world, [("search_files", {"text": f"MIIE{SECRET[:4]}"})])
     found = json.loads(results[0]["content"])["output"]
     assert f"{folder}/plain.txt" in found and "fixture.txt" not in found, found
+
+
+# The same keys as a file may hold them without PEM's armour, or with it written another way.
+OTHER_FORMS = {
+    "OpenSSH's body on one line": f"deploy_key: b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB {SECRET}\n".encode(),
+    "RFC 4716": f"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: x\nP2/56w{SECRET}\n"
+                "---- END SSH2 ENCRYPTED PRIVATE KEY ----\n".encode(),
+    "a JSON Web Key": ('{"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", '
+                       f'"d": "jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI", "kid": "{SECRET}"}}\n').encode(),
+    "WireGuard's": f"[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n# {SECRET}\n".encode(),
+    "UTF-16 without a byte order mark": KEYS["OpenSSH"].encode("utf-16-le"),
+    "UTF-16 with one": KEYS["PKCS#8"].encode("utf-16"),
+    "URL-encoded": f"key=-----BEGIN%20PRIVATE%20KEY-----%0AMIIE{SECRET}\n".encode(),
+    "in hex": ("-----BEGIN PRIVATE KEY-----\n".encode().hex() + f" {SECRET}\n").encode(),
+}
+# What looks like them and is no secret: a public JWK, WireGuard's public key, prose.
+PUBLIC_FORMS = [b'{"kty": "EC", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"}\n',
+                b"[Peer]\nPublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n",
+                "Keep your private key safe.\n".encode("utf-16"), b"the key is openssh-key-v1 in PROTOCOL.key\n"]
+
+
+@pytest.mark.parametrize("form", OTHER_FORMS)
+def test_a_key_in_another_form_reaches_the_model_through_no_tool(world, form):
+    (world / "notes").mkdir()
+    (world / "notes" / "deploy.yml").write_bytes(OTHER_FORMS[form])
+    calls = [("read_file", {"path": "notes/deploy.yml"}), ("search_files", {"text": "E"})]
+    if course.confinement.probe().available:
+        calls.append(("run_command", {"command": "cat notes/deploy.yml"}))
+    results, requests = play(world, calls)
+    assert results[0]["is_error"] and "holds a private key" in results[0]["content"], results[0]["content"]
+    assert "deploy.yml" not in json.loads(results[1]["content"])["output"]
+    sent = json.dumps(requests)
+    assert SECRET not in sent and json.dumps(SECRET.encode("utf-16-le").decode("latin-1"))[1:-1] not in sent
+
+
+@pytest.mark.parametrize("text", PUBLIC_FORMS)
+def test_what_only_looks_like_a_key_is_read(tmp_path, text):
+    (tmp_path / "public.txt").write_bytes(text)
+    assert not course.paths.holds_private_key(tmp_path / "public.txt")
