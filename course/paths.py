@@ -703,6 +703,19 @@ SECRETS = (
     # Google Cloud's application default credentials wherever GOOGLE_APPLICATION_CREDENTIALS points
     # (https://cloud.google.com/docs/authentication/application-default-credentials).
     "wp-config.php", ".envs", "application_default_credentials.json",
+    # Older tools' and mail clients' saved passwords, as each documents: Subversion's credential cache
+    # (https://svnbook.red-bean.com/en/1.7/svn.serverconfig.netmodel.html#svn.serverconfig.netmodel.credcache), CVS's
+    # (https://www.gnu.org/software/trans-coord/manual/cvs/html_node/Password-authentication-client.html), a CIFS
+    # mount's credentials file (man mount.cifs), fetchmail's and msmtp's (man fetchmail, https://marlam.de/msmtp/msmtp.html),
+    # Pidgin's accounts (https://developer.pidgin.im/wiki/PlainTextPasswords); a browser's cookies exported for curl
+    # or yt-dlp (https://curl.se/docs/http-cookies.html); the token Google's older quickstarts pickle.
+    ".subversion/auth", ".cvspass", ".smbcredentials", ".fetchmailrc", ".msmtprc", ".config/msmtp",
+    ".purple/accounts.xml", "cookies.txt", "token.pickle",
+    # Configs that hold a password where a project puts one: pip's index URL with a user and a token
+    # (https://pip.pypa.io/en/stable/topics/authentication/), Mercurial's [auth] section
+    # (https://www.mercurial-scm.org/doc/hgrc.5.html#auth), git's own config, whose URLs and credential sections
+    # may (hidden from a command only when it holds one: plain_git_config()).
+    "pip.conf", "pip.ini", ".hgrc", ".config/hg/hgrc", ".gitconfig", ".config/git/config",
     # AWS's shared credentials file wherever AWS_SHARED_CREDENTIALS_FILE puts it, and the same format other
     # tools keep under that name (https://docs.aws.amazon.com/sdkref/latest/guide/file-location.html)
     "credentials",
@@ -1186,6 +1199,28 @@ RUN_LATER = {
     **dict.fromkeys((".crush.json", "crush.json", ".config/crush"),
                     "Crush starts the language servers and MCP servers it names"),
     ".github/hooks": "Copilot's agents run the commands of its hooks at every session start and around each tool",
+    # REPLs that evaluate a file of the folder they start in: GHCi's .ghci
+    # (https://downloads.haskell.org/ghc/latest/docs/users_guide/ghci.html#the-ghci-and-haskeline-files), IEx's .iex.exs
+    # (https://hexdocs.pm/iex/IEx.html#module-the-iex-exs-file), OCaml's .ocamlinit (https://ocaml.org/manual/toplevel.html),
+    # LLDB's .lldbinit (https://lldb.llvm.org/man/lldb.html#configuration-files); Cline's hooks, run around each of its
+    # tools (https://docs.cline.bot/customization/hooks).
+    ".ghci": "GHCi runs it at every start in the folder", ".iex.exs": "IEx evaluates it at every start in the folder",
+    ".ocamlinit": "the OCaml toplevel runs it at every start in the folder", ".lldbinit": "LLDB runs its commands at every start",
+    ".clinerules/hooks": "Cline runs the hooks in it around each of its tools",
+    # When the workspace is a home folder: what a shell's startup file sources (oh-my-zsh's custom/*.zsh, bash-it's
+    # custom/, rustup's .cargo/env, nvm's nvm.sh, fzf's and powerlevel10k's files), terminals' and window managers'
+    # configs that name the programs they start (wezterm, alacritty, ghostty; openbox, Hyprland, bspwm, awesome),
+    # mail delivery's (a .forward or .procmailrc line that pipes mail to a program: man 5 forward, man procmailrc),
+    # mailcap's viewers (RFC 1524), and VS Code's remote server's machine settings.
+    **dict.fromkeys((".oh-my-zsh", ".bash_it", ".cargo/env", ".nvm", ".fzf.bash", ".fzf.zsh", ".p10k.zsh"),
+                    "the shell's startup file sources it at every start"),
+    **dict.fromkeys((".wezterm.lua", ".config/wezterm", ".config/alacritty", ".config/ghostty"),
+                    "the terminal runs the program its config names at every start"),
+    **dict.fromkeys((".config/openbox", ".config/hypr", ".config/bspwm", ".config/awesome"),
+                    "the window manager runs the programs its config names at every start"),
+    **dict.fromkeys((".forward", ".procmailrc"), "mail delivery runs the program it pipes mail to"),
+    ".mailcap": "mail and file viewers run the program it names for a type of file",
+    ".vscode-server": "VS Code's remote server runs the programs its machine settings name",
     # Cloud editors run a project's setup on opening it: Gitpod the init, before and command of .gitpod.yml's tasks,
     # in an image its .gitpod.Dockerfile may build (https://www.gitpod.io/docs/introduction/learn-gitpod/gitpod-yaml);
     # Firebase Studio (once Project IDX) the onCreate and onStart commands of .idx/dev.nix
@@ -1329,10 +1364,12 @@ GIT_CONFIG_CREDENTIAL = re.compile(
 
 
 def plain_git_config(path: Path) -> bool:
-    """Whether ``path`` is a repository's config (.git/config, .git/modules/NAME/config) that holds no
+    """Whether ``path`` is a repository's config (.git/config, .git/modules/NAME/config) or the user's
+    (.gitconfig, .config/git/config) that holds no
     credential (GIT_CONFIG_CREDENTIAL): no extraheader, no URL with user info, no password, token, secret,
     credential or authorization, no key or section whose name holds "pass"."""
-    if path.name != "config" or ".git" not in path.parts[:-1]:
+    if not (path.name == ".gitconfig" or path.name == "config" and (".git" in path.parts[:-1]
+                                                                    or path.parts[-3:-1] == (".config", "git"))):
         return False
     try:
         with open(path, "rb") as opened:

@@ -41,7 +41,11 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      ".secrets", ".secrets.toml", "config/.secrets.yaml", ".vault_pass.txt", "etc/krb5.keytab",
                      "backup/secring.gpg", ".wakatime.cfg",
                      # a framework's own secrets: WordPress's, cookiecutter-django's, Google Cloud's default login
-                     "site/wp-config.php", ".envs/.production/.django", "keys/application_default_credentials.json"]
+                     "site/wp-config.php", ".envs/.production/.django", "keys/application_default_credentials.json",
+                     # older tools' and mail clients' saved passwords, and configs that hold one
+                     ".subversion/auth/svn.simple/0a1b", ".cvspass", ".smbcredentials", ".fetchmailrc", ".msmtprc",
+                     ".purple/accounts.xml", "cookies.txt", "token.pickle", ".config/pip/pip.conf", ".hgrc",
+                     ".gitconfig"]
 
 
 @pytest.fixture
@@ -127,6 +131,19 @@ def test_a_repository_config_is_hidden_from_commands_when_it_holds_a_credential(
     assert course.paths.plain_git_config(world / ".git" / "config") is plain
     assert ((world / ".git" / "config").resolve() in gate().hidden(world)) is not plain
     assert gate().check(world, "read_file", {"path": ".git/config"}).decision == "deny"  # never to the file tools
+
+
+@pytest.mark.parametrize("name", [".gitconfig", ".config/git/config"])
+def test_the_users_git_config_is_hidden_from_commands_only_when_it_holds_a_credential(world, name):
+    """A home folder's git config names the user (git needs it to commit) and may hold a URL with a token."""
+    (world / name).parent.mkdir(parents=True, exist_ok=True)
+    for config, plain in (("[user]\n\tname = Ana\n", True),
+                          ('[url "https://ana:ghp_abc@github.com/"]\n\tinsteadOf = https://github.com/\n', False)):
+        (world / name).write_text(config)
+        assert course.paths.plain_git_config(world / name) is plain
+        assert ((world / name).resolve() in gate().hidden(world)) is not plain
+        assert gate().check(world, "read_file", {"path": name}).decision == "deny"
+    assert not course.paths.plain_git_config(world / "notes" / "config")  # a file named config elsewhere is no git's
 
 
 @pytest.fixture

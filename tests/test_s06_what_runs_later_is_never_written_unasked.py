@@ -55,7 +55,6 @@ WRITES = {
     "a systemd user unit": ("write_file", {"path": ".config/systemd/user/x.service", "content": "x"}),
     "an autostart entry": ("write_file", {"path": ".config/autostart/x.desktop", "content": "x"}),
     "an lfsconfig": ("write_file", {"path": ".lfsconfig", "content": "x"}),
-    "an hgrc": ("write_file", {"path": ".hgrc", "content": "x"}),
     "an Rprofile": ("write_file", {"path": ".Rprofile", "content": "x"}),
     "a cargo config": ("write_file", {"path": ".cargo/config.toml", "content": "x"}),
     "a tool-versions path version": ("write_file", {"path": ".tool-versions", "content": "python path:/tmp/x"}),
@@ -102,8 +101,10 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
     before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     results, _ = play(repository, [(tool, arguments)])
     assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
-    # A worktree's config may hold a token as .git/config does: a deny rule of the secrets keeps it first.
-    expected = "deny * .git/config.worktree" if arguments.get("path") == ".git/config.worktree" else "runs later, outside"
+    # A worktree's config, and git's per-user one, may hold a token as .git/config does: a deny rule of the secrets
+    # keeps them first.
+    secret = arguments.get("path") in (".git/config.worktree", ".config/git/config")
+    expected = f"deny * {arguments['path']}" if secret else "runs later, outside"
     assert expected in json.loads(results[0]["content"])["message"]
     after = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     assert after == before
@@ -120,8 +121,8 @@ FAMILIES = {
     "an Emacs init": ".emacs.d/init.el", "an emacs": ".emacs", "a tmux.conf": ".tmux.conf", "a gdbinit": ".gdbinit",
     "an irbrc": ".irbrc", "a pryrc": ".pryrc", "an octaverc": ".octaverc",
     "an IPython startup file": ".ipython/profile_default/startup/00.py", "a Jupyter config": ".jupyter/jupyter_server_config.py",
-    "a yarnrc": ".yarnrc", "a bunfig": "bunfig.toml", "a pnpmfile": ".pnpmfile.cjs", "a pip.conf": "pip.conf",
-    "pip's config folder": ".config/pip/pip.conf", "a condarc": ".condarc", "Mercurial's config folder": ".config/hg/hgrc",
+    "a yarnrc": ".yarnrc", "a bunfig": "bunfig.toml", "a pnpmfile": ".pnpmfile.cjs",
+    "a condarc": ".condarc",
     "a Gradle init script": ".gradle/init.d/evil.gradle",  # its gradle.properties is a secret too: denied by that rule
     "Zed's tasks": ".zed/tasks.json", "Roo Code's servers": ".roo/mcp.json", "Kiro's hooks": ".kiro/hooks/x.kiro.hook",
     "an opencode config": "opencode.json", "an aider config": ".aider.conf.yml",
@@ -179,6 +180,15 @@ FAMILIES = {
     "Gitpod's tasks": ".gitpod.yml", "Gitpod's image": ".gitpod.Dockerfile", "Firebase Studio's dev.nix": ".idx/dev.nix",
     "Replit's config": ".replit", "Replit's packages": "replit.nix", "CodeSandbox's tasks": ".codesandbox/tasks.json",
     "RuboCop's config": ".rubocop.yml", "RuboCop's inherited config": ".rubocop_todo.yml",
+    # REPLs' startup files in the folder, Cline's hooks, and a home folder's sourced, terminal, window manager and mail files
+    "GHCi's": ".ghci", "IEx's": ".iex.exs", "OCaml's": ".ocamlinit", "LLDB's": ".lldbinit",
+    "Cline's hooks": ".clinerules/hooks/PreToolUse", "an oh-my-zsh plugin": ".oh-my-zsh/custom/x.zsh",
+    "a bash-it plugin": ".bash_it/custom/x.bash", "rustup's env": ".cargo/env", "nvm": ".nvm/nvm.sh",
+    "fzf's": ".fzf.bash", "powerlevel10k's": ".p10k.zsh", "wezterm's": ".wezterm.lua",
+    "alacritty's": ".config/alacritty/alacritty.toml", "openbox's autostart": ".config/openbox/autostart",
+    "Hyprland's": ".config/hypr/hyprland.conf", "bspwm's": ".config/bspwm/bspwmrc", "awesome's": ".config/awesome/rc.lua",
+    "a forward": ".forward", "a procmailrc": ".procmailrc", "a mailcap": ".mailcap",
+    "VS Code server's settings": ".vscode-server/data/Machine/settings.json",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -228,7 +238,8 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "AGENTS.md", "CLAUDE.md", "docs/openhands.md", "crush.md", ".github/CODEOWNERS",
                                   "hooks/hooks.json",
                                   # beside the cloud editors' and RuboCop's files
-                                  "gitpod.md", "idx/dev.md", "replit.md", "rubocop.md", "docs/.rubocop.md"])
+                                  "gitpod.md", "idx/dev.md", "replit.md", "rubocop.md", "docs/.rubocop.md",
+                                  ".clinerules/style.md", "cargo/env.md", "forward.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
@@ -239,6 +250,16 @@ def test_claude_codes_home_file_is_a_secret_and_what_runs_later_both():
     assert course.paths.run_later(".claude.json") == ".claude.json"
     assert course.paths.run_later("home/ana/.claude.json") == ".claude.json"
     assert course.paths.run_later("claude.json") == ""
+
+
+@pytest.mark.parametrize("name", ["pip.conf", ".config/pip/pip.conf", ".hgrc", ".config/hg/hgrc", ".gitconfig"])
+def test_configs_that_hold_a_password_are_secrets_and_what_runs_later_both(world, name):
+    """pip's index URL may hold a token, Mercurial's [auth] a password, git's URLs one: denied to every tool by a
+    deny rule (which comes first), and read-only to a command as what runs later."""
+    assert course.paths.run_later(name)
+    found = verdict(world, "write_file", {"path": name, "content": "[global]\nindex-url = https://evil.example/\n"})
+    assert found.decision == "deny" and "the rule 'deny * " in found.why, found.why
+    assert not (world / name).exists()
 
 
 def test_wakatimes_config_is_a_secret_and_what_runs_later_both(world):
