@@ -59,8 +59,8 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   (COMMAND_MEMORY_LIMIT, swap included) where one can be made; all files together: the supervisor stops the command once the workspace's file
   system has filled by more than 256 MB or 50,000 entries since it started (statvfs, 20 times a
   second, so a fast writer may pass it by what it writes in 50 ms; what was written stays), and
-  the commands of one harness process together by more than 1 GiB (RUN_DISK_GROWTH_LIMIT; what a
-  command deletes is given back).
+  the commands of one harness process together by more than 1 GiB or 100,000 entries
+  (RUN_DISK_GROWTH_LIMIT, RUN_ENTRY_GROWTH_LIMIT; what a command deletes is given back).
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
   ended, `setsid` and double forks included, and counted in `stragglers`.
 
@@ -145,6 +145,10 @@ DISK_GROWTH_LIMIT = 256 << 20  # what one command may add to the workspace's fil
 RUN_DISK_GROWTH_LIMIT = 1 << 30
 DISK_GROWTH_LEFT_AT_LEAST = 1 << 20  # a run past its bound still runs commands that write almost nothing (rm)
 ENTRY_GROWTH_LIMIT = 50_000  # the files and folders one command may make
+# And the files and folders they may make together: the gate walks the workspace before every call, about 50 µs
+# an entry, so 180,000 empty files made over four commands had a read_file take 15 s and an `ls` 75 s.
+RUN_ENTRY_GROWTH_LIMIT = 100_000
+ENTRY_GROWTH_LEFT_AT_LEAST = 100
 DISK_CHECK_S = 0.05  # how often the supervisor looks
 OPT_OUT = "AGENT_COURSE_NO_CONFINEMENT"
 NOT_CONFINED = "commands are not confined, so none runs without a person"
@@ -186,8 +190,9 @@ class LeftBehind(RuntimeError):
 # apart from protected_entries(), which would otherwise count it as there before the next command,
 # for good. It lives as long as the harness's process (a new process sees an ordinary entry).
 _left_behind: dict[str, dict[str, tuple[int, int]]] = {}
-# What this process's commands have added to each workspace's file system, as measured around each command.
-_disk_added: dict[str, int] = {}
+# What this process's commands have added to each workspace's file system, as measured around each command:
+# (bytes, entries).
+_disk_added: dict[str, tuple[int, int]] = {}
 
 
 # ---------------------------------------------------------------- the environment a command gets
@@ -278,7 +283,7 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     modes = _modes_before(workspace, unchanged)
     # The harness's own files are hidden whatever the caller hides: a transcript read is a history leaked.
     hidden = [*hidden, *paths.inside(workspace, paths.harness_files())]
-    free_before = DiskGrowth.free_bytes(str(workspace))
+    free_before = DiskGrowth(str(workspace)).start
     if not LINUX:
         finished = _run_plain(command, workspace, timeout_s, output_cap, clean)
     else:
@@ -286,8 +291,9 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
                                    environment=clean, confine=probe().available,
                                    read_only=paths.read_only_mounts(workspace, protected),
                                    disk_limit=disk_growth_left(workspace))
-    added = _disk_added.get(str(workspace), 0) + free_before - DiskGrowth.free_bytes(str(workspace))
-    _disk_added[str(workspace)] = max(0, added)
+    free_after, added = DiskGrowth(str(workspace)).start, _disk_added.get(str(workspace), (0, 0))
+    _disk_added[str(workspace)] = tuple(max(0, sum_ + before - after) for sum_, before, after
+                                        in zip(added, free_before, free_after))
     # First, so that it is done even when what follows fails closed (LeftBehind).
     said = _sweep_modes(workspace, modes, unchanged)
     if said:
@@ -485,18 +491,19 @@ class _Plan:
     grants: tuple[tuple[str, int], ...] = ()  # (path, Landlock rights beneath it)
     abi: int = 0
     groups: tuple[str, ...] = ()  # the cgroups made for the command (_groups_of_its_own), none where none can be
-    disk_limit: int = DISK_GROWTH_LIMIT  # what this command may add to the file system (DiskGrowth)
+    disk_limit: tuple[int, int] = (DISK_GROWTH_LIMIT, ENTRY_GROWTH_LIMIT)  # bytes, entries this command may add
 
 
-def disk_growth_left(workspace: Path) -> int:
-    """What the next command may add to the workspace's file system: DISK_GROWTH_LIMIT, or what is left of
-    RUN_DISK_GROWTH_LIMIT after this process's commands (never under DISK_GROWTH_LEFT_AT_LEAST)."""
-    left = RUN_DISK_GROWTH_LIMIT - _disk_added.get(str(workspace), 0)
-    return max(DISK_GROWTH_LEFT_AT_LEAST, min(DISK_GROWTH_LIMIT, left))
+def disk_growth_left(workspace: Path) -> tuple[int, int]:
+    """The bytes and the entries the next command may add to the workspace's file system: a command's bound, or
+    what is left of the run's after this process's commands (never under the AT_LEAST ones)."""
+    space, entries = _disk_added.get(str(workspace), (0, 0))
+    return (max(DISK_GROWTH_LEFT_AT_LEAST, min(DISK_GROWTH_LIMIT, RUN_DISK_GROWTH_LIMIT - space)),
+            max(ENTRY_GROWTH_LEFT_AT_LEAST, min(ENTRY_GROWTH_LIMIT, RUN_ENTRY_GROWTH_LIMIT - entries)))
 
 
 def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, environment, confine,
-                    read_only=(), disk_limit=DISK_GROWTH_LIMIT) -> Finished:
+                    read_only=(), disk_limit=None) -> Finished:
     """Fork a supervisor; it runs the command in a child of its own and ends whatever is left after it.
 
        harness ── fork ──> supervisor (subreaper: orphans come back to it)
@@ -508,7 +515,7 @@ def _run_supervised(command, workspace, *, hidden, timeout_s, output_cap, enviro
                  grants=_grants(Path(workspace), abi) if confine else (), abi=abi,
                  read_only=_everywhere(tuple((path, path) for path in read_only)) if confine else (),
                  groups=tuple(dict.fromkeys(_groups_of_its_own().values())) if confine else (),
-                 disk_limit=disk_limit)
+                 disk_limit=disk_limit or (DISK_GROWTH_LIMIT, ENTRY_GROWTH_LIMIT))
     try:
         return _fork_supervisor(plan, output_cap)
     finally:
@@ -656,7 +663,7 @@ def _supervise(plan: _Plan, output_fd: int, report_fd: int) -> None:
             _end_descendants(spare_from_count=spared)
             report = f"error\t-\t0\t0\t{failure}"
         else:
-            growth = DiskGrowth(str(plan.workspace), plan.disk_limit)
+            growth = DiskGrowth(str(plan.workspace), *plan.disk_limit)
             code = _wait(command_pid, plan.timeout_s, growth.passed)
             stragglers = _end_descendants(spare_from_count=spared)
             over = growth.passed()
@@ -698,8 +705,8 @@ class DiskGrowth:
     cannot be put under the user's own workspace. It counts what anyone wrote on that file system
     meanwhile, so it errs towards stopping the command, never towards letting it fill the disk."""
 
-    def __init__(self, folder: str, limit: int = DISK_GROWTH_LIMIT):
-        self.folder, self.limit = folder, limit
+    def __init__(self, folder: str, limit: int = DISK_GROWTH_LIMIT, entry_limit: int = ENTRY_GROWTH_LIMIT):
+        self.folder, self.limit, self.entry_limit = folder, limit, entry_limit
         self.start = self._free()
 
     def _free(self) -> tuple[int, int]:
@@ -708,10 +715,6 @@ class DiskGrowth:
         except OSError:
             return (0, 0)
         return (found.f_bavail * found.f_frsize, found.f_favail)
-
-    @staticmethod
-    def free_bytes(folder: str) -> int:
-        return DiskGrowth(folder).start[0]
 
     def passed(self) -> str:
         """"" while within the bounds; else what was passed, one line."""
@@ -722,8 +725,12 @@ class DiskGrowth:
                         f"{RUN_DISK_GROWTH_LIMIT >> 20} MB this run's commands may add to the disk, so it was stopped: "
                         "delete what is not needed first")
             return f"the command wrote more than {self.limit >> 20} MB, so it was stopped"
-        if self.start[1] and self.start[1] - entries > ENTRY_GROWTH_LIMIT:
-            return f"the command made more than {ENTRY_GROWTH_LIMIT:,} files and folders, so it was stopped"
+        if self.start[1] and self.start[1] - entries > self.entry_limit:
+            if self.entry_limit < ENTRY_GROWTH_LIMIT:
+                return (f"the command made more than {self.entry_limit:,} files and folders, what was left of the "
+                        f"{RUN_ENTRY_GROWTH_LIMIT:,} this run's commands may make, so it was stopped: "
+                        "delete what is not needed first")
+            return f"the command made more than {self.entry_limit:,} files and folders, so it was stopped"
         return ""
 
 

@@ -287,7 +287,23 @@ def test_the_commands_of_a_run_together_cannot_fill_the_disk(confined, tmp_path,
     assert again.output == "wrote 3\n", again.output
     other = tmp_path / "other"  # another workspace has its own bound
     other.mkdir()
-    assert confine.disk_growth_left(other) == 12 << 20 > confine.disk_growth_left(tmp_path)
+    assert confine.disk_growth_left(other)[0] == 12 << 20 > confine.disk_growth_left(tmp_path)[0]
+
+
+def test_the_commands_of_a_run_together_cannot_make_files_without_end(confined, tmp_path, monkeypatch):
+    """Each command may make 50,000 entries; the gate walks them all before every call. The commands of one
+    process share a bound on entries (300 here, so that the test is quick), and what is deleted is given back."""
+    if not os.statvfs(tmp_path).f_favail:
+        pytest.skip("this file system counts no entries (statvfs f_favail is 0)")
+    monkeypatch.setattr(confine, "RUN_ENTRY_GROWTH_LIMIT", 300)
+    monkeypatch.setattr(confine, "_disk_added", {})
+    make = "mkdir d{0} && cd d{0} && i=0; while [ $i -lt 200 ]; do : > f$i; i=$((i+1)); done; echo made {0}"
+    first = confine.run_confined(make.format(0), tmp_path, timeout_s=20).output
+    assert first == "made 0\n", first
+    second = confine.run_confined(make.replace("; done", "; sleep 0.002; done").format(1), tmp_path, timeout_s=20).output
+    assert "what was left of the 300 this run's commands may make" in second and "made 1" not in second, second
+    assert confine.run_confined("rm -r d0 d1 && echo cleaned", tmp_path).output == "cleaned\n"
+    assert confine.run_confined(make.format(2), tmp_path, timeout_s=20).output == "made 2\n"
 
 
 def test_a_command_that_spreads_its_memory_over_many_processes_is_held_to_one_bound(confined, tmp_path, monkeypatch):
