@@ -38,7 +38,8 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   the filter reads. From ABI 6, the command can neither signal a process outside its sandbox (the
   harness, for one) nor reach an abstract unix socket made outside it.
 - IPC and keys: an IPC namespace of its own (no System V shared memory, semaphore or queue of the
-  machine's), a fresh session keyring, and keyctl, add_key and request_key refused.
+  machine's), a fresh session keyring, and keyctl, add_key and request_key refused; inotify refused
+  too (a watch on /tmp or the harness's runs/ names every file made there while the command runs).
 - Processes (a PID namespace of its own): the command's processes see each other only (the shell is
   pid 2), so no pid of the machine's, the harness's included, can be named: pidfd_open, kill(pid, 0),
   getpriority and sched_getaffinity of one answer "no such process". Its pid 1 is a holder (sh
@@ -1515,7 +1516,10 @@ def _landlock_ruleset(grants: Sequence[tuple[str, int]], abi: int) -> int:
 # no ring, no way round (Docker's default profile refuses them too). The kernel's key store is not
 # namespaced: add_key, request_key and keyctl are refused, as Docker's default profile does
 # (https://docs.docker.com/engine/security/seccomp/), after the command has joined a fresh session
-# keyring, so that it holds none of the harness's keys. Sources: the kernel's seccomp_filter
+# keyring, so that it holds none of the harness's keys. inotify watches any folder the command may look
+# up, not only those it may read: Landlock governs opening a file, not the name of one made in /tmp or in
+# the harness's runs/ folder while the command waits, which inotify_add_watch reports (man 7 inotify). A
+# command has no need to wait on the files of others, so inotify's calls are refused. Sources: the kernel's seccomp_filter
 # documentation (https://docs.kernel.org/userspace-api/seccomp_filter.html), man seccomp(2); struct
 # seccomp_data is nr (offset 0), arch (4), instruction_pointer (8), args[6] (16).
 # Landlock has no right for a file's metadata: a command that runs as root could make any file of the
@@ -1537,7 +1541,8 @@ def _landlock_ruleset(grants: Sequence[tuple[str, int]], abi: int) -> int:
 # is read (glibc's open() calls openat, never openat2); systemd's RestrictSUIDSGID= does the same
 # (https://github.com/systemd/systemd/pull/18342, src/shared/seccomp-util.c).
 # AUDIT_ARCH_*, __NR_socket, then the refused calls: io_uring_setup, _enter, _register (425-427 in the
-# table both architectures share for new calls), the owner and extended-attribute calls, add_key,
+# table both architectures share for new calls), inotify's (x86_64 inotify_init 253, inotify_add_watch 254,
+# inotify_init1 294; aarch64 inotify_init1 26, inotify_add_watch 27), the owner and extended-attribute calls, add_key,
 # request_key, keyctl (last: _join_fresh_session_keyring reads it there); then the calls that set a mode,
 # each as (number, index of its mode argument), (number, index of its mode, index of the flags that say
 # whether a file is made), or (number, None) for a mode the filter cannot read. x86_64: chmod 90, fchmod
@@ -1546,11 +1551,11 @@ def _landlock_ruleset(grants: Sequence[tuple[str, int]], abi: int) -> int:
 # 52, fchmodat 53, fchmodat2 452, openat 56, mknodat 33, openat2 437
 # (https://github.com/torvalds/linux/blob/master/include/uapi/asm-generic/unistd.h), with their arguments
 # as man 2 open, man 2 mknod and man 2 chmod give them.
-SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466,
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, (425, 426, 427, 253, 254, 294, 92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466,
                                               248, 249, 250),
                              ((90, 1), (91, 1), (268, 2), (452, 2),
                               (2, 2, 1), (85, 1), (257, 3, 2), (133, 1), (259, 2), (437, None))),
-                  "aarch64": (0xC00000B7, 198, (425, 426, 427, 54, 55, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219),
+                  "aarch64": (0xC00000B7, 198, (425, 426, 427, 26, 27, 54, 55, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219),
                               ((52, 1), (53, 2), (452, 2), (56, 3, 2), (33, 2), (437, None)))}
 # The calls that change a file's mode or times, refused outright where no mount namespace can make the
 # files outside read-only (the grading child without namespaces): x86_64's chmod, fchmod, fchmodat, utime,

@@ -97,6 +97,17 @@ def test_io_uring_is_refused_whichever_of_its_calls(confined, tmp_path):
     assert f"io_uring_enter -1 {errno.EACCES}" not in unconfined, unconfined
 
 
+def test_a_command_cannot_watch_a_folder_for_the_names_of_new_files(confined, tmp_path):
+    """inotify reports the name of every file made in a folder the command may look up (/tmp, the harness's
+    runs/): no watch can be made, not even of the workspace. The control, unconfined, makes one."""
+    code = ("import os\nfd = libc.inotify_init1(0)\nprint('init', fd, ctypes.get_errno())\n"
+            "print('watch', libc.inotify_add_watch(max(fd, 0), b'/tmp', 0x100), ctypes.get_errno())")
+    found = probe(code, tmp_path)
+    assert f"init -1 {errno.EACCES}" in found, found
+    unconfined = probe(code, tmp_path, confined=False)
+    assert "init -1" not in unconfined and "watch -1" not in unconfined, unconfined
+
+
 FAMILIES = ("for family in range(1, 46):\n"
             "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family != 17 else socket.SOCK_RAW).close()\n"
             "        print(family, 'made')\n"
