@@ -60,8 +60,10 @@ reach, and the Linux kernel enforces it, whatever the command turns out to do:
   (COMMAND_MEMORY_LIMIT, swap included) where one can be made; all files together: the supervisor stops the command once the workspace's file
   system has filled by more than 256 MB or 50,000 entries since it started (statvfs, 20 times a
   second, so a fast writer may pass it by what it writes in 50 ms; what was written stays), and
-  the commands of one harness process together by more than 1 GiB or 100,000 entries
-  (RUN_DISK_GROWTH_LIMIT, RUN_ENTRY_GROWTH_LIMIT; what a command deletes is given back).
+  the commands of one harness process together by more than 1 GiB or 100,000 entries of the
+  workspace, counted there, hard links included (RUN_DISK_GROWTH_LIMIT, RUN_ENTRY_GROWTH_LIMIT; what a
+  command deletes is given back); and a command does not start where more than 2,000 files would need a
+  mask of their own (MOST_HIDDEN: hidden files, hard links).
 - Leftovers (a subreaper): when the shell ends, or at the timeout, every process it started is
   ended, `setsid` and double forks included, and counted in `stragglers`.
 
@@ -151,6 +153,9 @@ ENTRY_GROWTH_LIMIT = 50_000  # the files and folders one command may make
 RUN_ENTRY_GROWTH_LIMIT = 100_000
 ENTRY_GROWTH_LEFT_AT_LEAST = 100
 DISK_CHECK_S = 0.05  # how often the supervisor looks
+# Each hidden file is masked by a mount of its own, about 0.7 ms each: a hard link costs no disk and no inode,
+# so 10,000 links to one file made every later command take 8 s. A command is refused past this many.
+MOST_HIDDEN = 2_000
 OPT_OUT = "AGENT_COURSE_NO_CONFINEMENT"
 NOT_CONFINED = "commands are not confined, so none runs without a person"
 
@@ -276,6 +281,10 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     Raises CommandNotStarted, with one line naming the step, when the command could not be started.
     """
     workspace = Path(workspace).resolve()
+    if len(hidden) > MOST_HIDDEN:
+        raise CommandNotStarted(f"the workspace holds {len(hidden):,} files the rules hide or that have a second name "
+                                f"(hard links), more than the {MOST_HIDDEN:,} a command can be confined around (each "
+                                "is masked on its own): ask the user to replace the hard links by copies")
     clean = _clean_environment(environment, workspace)
     protected = paths.protected_entries(workspace)  # .git and the rest: read-only while it runs
     before = _before_without_what_was_left(workspace, protected)
@@ -284,7 +293,7 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
     modes = _modes_before(workspace, unchanged)
     # The harness's own files are hidden whatever the caller hides: a transcript read is a history leaked.
     hidden = [*hidden, *paths.inside(workspace, paths.harness_files())]
-    free_before = DiskGrowth(str(workspace)).start
+    free_before = _space_and_entries(workspace)
     if not LINUX:
         finished = _run_plain(command, workspace, timeout_s, output_cap, clean)
     else:
@@ -292,7 +301,7 @@ def run_confined(command: str, workspace: Path, *, hidden: Sequence[Path] = (), 
                                    environment=clean, confine=probe().available,
                                    read_only=paths.read_only_mounts(workspace, protected),
                                    disk_limit=disk_growth_left(workspace))
-    free_after, added = DiskGrowth(str(workspace)).start, _disk_added.get(str(workspace), (0, 0))
+    free_after, added = _space_and_entries(workspace), _disk_added.get(str(workspace), (0, 0))
     _disk_added[str(workspace)] = tuple(max(0, sum_ + before - after) for sum_, before, after
                                         in zip(added, free_before, free_after))
     # First, so that it is done even when what follows fails closed (LeftBehind).
@@ -493,6 +502,28 @@ class _Plan:
     abi: int = 0
     groups: tuple[str, ...] = ()  # the cgroups made for the command (_groups_of_its_own), none where none can be
     disk_limit: tuple[int, int] = (DISK_GROWTH_LIMIT, ENTRY_GROWTH_LIMIT)  # bytes, entries this command may add
+
+
+def _space_and_entries(workspace: Path) -> tuple[int, int]:
+    """The free space of the workspace's file system (statvfs: what others write meanwhile counts too, a few MB
+    against a GiB) and, as a negative count, the entries the workspace holds: counted, since others make
+    hundreds of files a second on a busy machine, and a hard link, which takes no inode, is an entry too."""
+    return DiskGrowth(str(workspace)).start[0], -_entries_in(workspace)
+
+
+def _entries_in(workspace: Path) -> int:
+    """How many entries the workspace holds, links not followed (os.scandir: about a microsecond each)."""
+    count, folders = 0, [str(workspace)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    count += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return count
 
 
 def disk_growth_left(workspace: Path) -> tuple[int, int]:

@@ -1727,6 +1727,12 @@ def in_a_harness_folder(relative: str) -> bool:
     return HARNESS_FOLDER in relative.lower().split("/")
 
 
+def beneath_any(path: Path, entries: frozenset) -> bool:
+    """Whether ``path`` is one of ``entries`` or lies beneath one: a look-up per folder above it, so that a
+    workspace of thousands of hidden files (hard links, each a second name) costs no more per file than a few."""
+    return path in entries or not entries.isdisjoint(path.parents)
+
+
 def inside(root: Path, paths: Sequence[Path]) -> list[Path]:
     """Those of ``paths`` that are ``root`` or lie beneath it (the workspace itself never counts)."""
     return [path for path in paths if path != root and path.is_relative_to(root)]

@@ -71,11 +71,11 @@ def write_file(workspace: Path, path: str, content: str) -> str:
 def search_files(workspace: Path, text: str, hidden: Sequence[Path] = ()) -> str:
     """``hidden``: the files a deny rule covers (.env), skipped, links to them too: a yes/no answer
     about a secret's content, asked often enough, spells the secret out."""
-    root, skipped = workspace.resolve(), [Path(path).resolve() for path in hidden]
+    root, skipped = workspace.resolve(), frozenset(Path(path).resolve() for path in hidden)
     in_git_store = course.paths.git_store_test()  # git's store keeps every file once committed, a secret too
     matches = [course.shown(str(file.relative_to(workspace))) for file in sorted(workspace.rglob("*"))
                if file.is_file() and file.resolve().is_relative_to(root)  # a link that leads out is skipped
-               and not any(file.resolve().is_relative_to(secret) for secret in skipped)
+               and not course.paths.beneath_any(file.resolve(), skipped)
                and not in_git_store(file)
                and not course.paths.holds_private_key(file)  # a key in a tree the gate's walk does not look into
                and course.paths.contains(file, text)]  # read a part at a time: a 50 MB file is not loaded whole

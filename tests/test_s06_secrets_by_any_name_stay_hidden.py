@@ -677,3 +677,15 @@ def test_a_person_asked_to_move_a_folder_is_told_it_holds_secrets(streamlit, com
     plain = Person(("deny", "no"))  # the control: a folder holding no secret is not said to
     gate(plain).check(streamlit, "run_command", {"command": "mv docs manuals"})
     assert "holds files the rules hide" not in plain.asked[0][2]
+
+
+def test_a_path_is_beneath_a_hidden_entry_exactly_when_it_is_one_or_lies_under_one(tmp_path):
+    """search_files skips what lies beneath a hidden entry by a look-up per folder above it (thousands of hard
+    links are as many hidden files): the same answer as asking each entry in turn."""
+    import itertools
+    from pathlib import Path
+    names = [Path(*parts) for length in (1, 2, 3) for parts in itertools.product("ab", repeat=length)]
+    entries = frozenset(tmp_path / name for name in (Path("a"), Path("b/a"), Path("b/b/b")))
+    for name in names:
+        path = tmp_path / name
+        assert course.paths.beneath_any(path, entries) == any(path.is_relative_to(entry) for entry in entries), name
