@@ -716,6 +716,15 @@ SECRETS = (
     # (https://www.mercurial-scm.org/doc/hgrc.5.html#auth), git's own config, whose URLs and credential sections
     # may (hidden from a command only when it holds one: plain_git_config()).
     "pip.conf", "pip.ini", ".hgrc", ".config/hg/hgrc", ".gitconfig", ".config/git/config",
+    # More command lines' and desktop tools' logins, each where its tool documents it: CircleCI's CLI token
+    # (https://circleci-public.github.io/circleci-cli/), FileZilla's saved sites (https://wiki.filezilla-project.org/Config_Files),
+    # cloudflared's tunnel credentials (https://developers.cloudflare.com/cloudflare-one/connections/connect-networks/),
+    # acme.sh's DNS API keys (https://github.com/acmesh-official/acme.sh/wiki/dnsapi), Twilio's CLI profiles
+    # (https://www.twilio.com/docs/twilio-cli/general-usage/profiles), DVC's local remote credentials
+    # (https://dvc.org/doc/command-reference/config), a VNC password (man vncpasswd), Helm's registry logins
+    # (https://helm.sh/docs/helm/helm_registry_login/), Rails' master key (https://guides.rubyonrails.org/security.html#custom-credentials).
+    ".circleci/cli.yml", ".config/filezilla", ".cloudflared", ".acme.sh", ".config/twilio-cli", ".dvc/config.local",
+    ".vnc/passwd", ".config/helm/registry", "config/master.key", "config/credentials/*.key",
     # AWS's shared credentials file wherever AWS_SHARED_CREDENTIALS_FILE puts it, and the same format other
     # tools keep under that name (https://docs.aws.amazon.com/sdkref/latest/guide/file-location.html)
     "credentials",
@@ -1221,6 +1230,38 @@ RUN_LATER = {
     **dict.fromkeys((".forward", ".procmailrc"), "mail delivery runs the program it pipes mail to"),
     ".mailcap": "mail and file viewers run the program it names for a type of file",
     ".vscode-server": "VS Code's remote server runs the programs its machine settings name",
+    # More of what a home folder's shell startup sources, each as its installer writes the line that sources it:
+    # SDKMAN (https://sdkman.io/install), zsh's completion dump (man zshcompsys, compinit), powerlevel10k's instant
+    # prompt (https://github.com/romkatv/powerlevel10k#instant-prompt), prezto and zim (https://github.com/sorin-ionescu/prezto,
+    # https://zimfw.sh/docs/), asdf (https://asdf-vm.com/guide/getting-started.html), ghcup, opam, elan, deno and nix's
+    # profile scripts; and programs that come first on PATH from a home folder: pyenv's shims
+    # (https://github.com/pyenv/pyenv#understanding-shims), cargo's, bun's, volta's and go's bin folders.
+    **dict.fromkeys((".sdkman", ".zcompdump*", ".cache/p10k-instant-prompt-*", ".zprezto", ".zpreztorc", ".zimrc",
+                     ".zshrc.local", ".asdf", ".ghcup/env", ".opam/opam-init", ".elan/env", ".deno/env", ".nix-profile",
+                     ".pythonrc", ".pythonrc.py", ".python-startup.py", ".envrc.local", ".vimrc.local", ".tmux"),
+                    "the shell's or an editor's startup file sources it at every start"),
+    **dict.fromkeys((".pyenv", ".cargo/bin", ".bun/bin", ".volta/bin", "go/bin"),
+                    "the shell runs a program in it for its name (it comes first on PATH)"),
+    # More window managers', launchers' and file managers' configs that run programs at start or on a key
+    # (their man pages), a browser's and a REPL's config that is Python (https://qutebrowser.org/doc/help/configuring.html,
+    # https://github.com/prompt-toolkit/ptpython#configuration), sshd's per-user rc, run at every login (man sshd,
+    # SSHRC), pam_env's environment (man pam_env.conf), Jupyter's kernel specs, whose argv is the program it starts
+    # (https://jupyter-client.readthedocs.io/en/latest/kernels.html#kernel-specs), nix's post-build-hook
+    # (https://nix.dev/manual/nix/latest/command-ref/conf-file.html), podman's hooks and runtime (man containers.conf),
+    # a hooks folder a project points core.hooksPath at (https://git-scm.com/docs/githooks), Theia's folder-open
+    # tasks, and VS Code's saved workspaces.
+    **dict.fromkeys((".config/autostart-scripts", ".config/niri", ".config/river", ".config/labwc", ".config/qtile",
+                     ".config/herbstluftwm", ".xmonad", ".fluxbox", ".config/sxhkd", ".xbindkeysrc", ".config/yazi",
+                     ".config/ranger", ".config/lf", ".config/kak", ".config/lazygit", ".config/zellij", ".config/jj",
+                     ".config/helix", ".config/qutebrowser", ".config/ptpython"),
+                    "it runs the programs its config names at start or on a key"),
+    ".ssh/rc": "sshd runs it at every login", ".pam_environment": "PAM sets the environment it names at every login",
+    ".local/share/jupyter/kernels": "Jupyter starts the program a kernel spec's argv names",
+    ".config/nix": "nix runs the post-build-hook its nix.conf names after every build",
+    ".config/containers": "podman runs the hooks and the runtime its containers.conf names",
+    ".githooks": "git runs the hooks in it at the next commit, where core.hooksPath names it",
+    ".theia": "Theia runs its tasks (runOn: folderOpen) on opening the folder",
+    ".config/Code/Workspaces": "VS Code runs the tasks of a saved workspace on opening it",
     # Cloud editors run a project's setup on opening it: Gitpod the init, before and command of .gitpod.yml's tasks,
     # in an image its .gitpod.Dockerfile may build (https://www.gitpod.io/docs/introduction/learn-gitpod/gitpod-yaml);
     # Firebase Studio (once Project IDX) the onCreate and onStart commands of .idx/dev.nix

@@ -45,7 +45,11 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      # older tools' and mail clients' saved passwords, and configs that hold one
                      ".subversion/auth/svn.simple/0a1b", ".cvspass", ".smbcredentials", ".fetchmailrc", ".msmtprc",
                      ".purple/accounts.xml", "cookies.txt", "token.pickle", ".config/pip/pip.conf", ".hgrc",
-                     ".gitconfig"]
+                     ".gitconfig",
+                     # command lines' and desktop tools' logins, and Rails' master key
+                     ".circleci/cli.yml", ".config/filezilla/sitemanager.xml", ".cloudflared/6ff42ae2.json",
+                     ".acme.sh/account.conf", ".config/twilio-cli/config.json", ".dvc/config.local", ".vnc/passwd",
+                     ".config/helm/registry/config.json", "config/master.key", "config/credentials/production.key"]
 
 
 @pytest.fixture

@@ -189,6 +189,14 @@ FAMILIES = {
     "Hyprland's": ".config/hypr/hyprland.conf", "bspwm's": ".config/bspwm/bspwmrc", "awesome's": ".config/awesome/rc.lua",
     "a forward": ".forward", "a procmailrc": ".procmailrc", "a mailcap": ".mailcap",
     "VS Code server's settings": ".vscode-server/data/Machine/settings.json",
+    "SDKMAN's init": ".sdkman/bin/sdkman-init.sh", "zsh's completion dump": ".zcompdump-host-5.9",
+    "powerlevel10k's instant prompt": ".cache/p10k-instant-prompt-ana.zsh", "prezto's config": ".zpreztorc",
+    "asdf's script": ".asdf/asdf.sh", "ghcup's env": ".ghcup/env", "opam's init": ".opam/opam-init/init.sh",
+    "a pyenv shim": ".pyenv/shims/python", "a cargo program": ".cargo/bin/cargo", "a go program": "go/bin/gopls",
+    "labwc's autostart": ".config/labwc/autostart", "qutebrowser's config": ".config/qutebrowser/config.py",
+    "a Jupyter kernel spec": ".local/share/jupyter/kernels/python3/kernel.json",
+    "nix's config": ".config/nix/nix.conf", "a project's hooks folder": ".githooks/pre-commit",
+    "a PYTHONSTARTUP file": ".pythonrc.py", "an envrc's local part": ".envrc.local",
 }
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
@@ -239,7 +247,8 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "hooks/hooks.json",
                                   # beside the cloud editors' and RuboCop's files
                                   "gitpod.md", "idx/dev.md", "replit.md", "rubocop.md", "docs/.rubocop.md",
-                                  ".clinerules/style.md", "cargo/env.md", "forward.md"])
+                                  ".clinerules/style.md", "cargo/env.md", "forward.md", "go/main.go",
+                                  "docs/githooks.md", "theia.md"])
 def test_what_lies_beside_them_is_written_freely(world, path):
     assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
 
