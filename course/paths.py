@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import importlib.machinery
 import functools
 import os
 import re
@@ -725,6 +726,13 @@ SECRETS = (
     # (https://helm.sh/docs/helm/helm_registry_login/), Rails' master key (https://guides.rubyonrails.org/security.html#custom-credentials).
     ".circleci/cli.yml", ".config/filezilla", ".cloudflared", ".acme.sh", ".config/twilio-cli", ".dvc/config.local",
     ".vnc/passwd", ".config/helm/registry", "config/master.key", "config/credentials/*.key",
+    # The same secrets by the other names their tools take: .authinfo, netrc's format for Emacs and git's netrc
+    # helper (https://www.gnu.org/software/emacs/manual/html_mono/auth.html), git's http.cookieFile
+    # (https://git-scm.com/docs/git-config#Documentation/git-config.txt-httpcookieFile), Terraform's variables as JSON
+    # (https://developer.hashicorp.com/terraform/language/values/variables#variable-definitions-tfvars-files),
+    # rclone's and ngrok's configs wherever --config puts them, unixODBC's and mbsync's passwords (man odbc.ini,
+    # man mbsync), cqlsh's (https://cassandra.apache.org/doc/latest/cassandra/managing/tools/cqlsh.html).
+    ".authinfo", ".gitcookies", "*.tfvars.json", "rclone.conf", "ngrok.yml", ".odbc.ini", ".mbsyncrc", ".cassandra/cqlshrc",
     # AWS's shared credentials file wherever AWS_SHARED_CREDENTIALS_FILE puts it, and the same format other
     # tools keep under that name (https://docs.aws.amazon.com/sdkref/latest/guide/file-location.html)
     "credentials",
@@ -1572,6 +1580,13 @@ def shadowed_module(path: Path, folders: frozenset[Path]) -> str:
         return ""
     if stem == "__init__" and parent != top:
         stem, parent = parent.name, parent.parent
+        # A package beside a module of the same name is what `import NAME` imports: importlib's FileFinder looks
+        # for a folder's package before its NAME.py (https://docs.python.org/3/reference/import.html#regular-packages),
+        # so a tools/__init__.py beside tools.py runs in the user's next script that imports tools.
+        if (parent / f"{stem}.py").exists():
+            return stem
+    elif name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)) and (parent / f"{stem}.py").exists():
+        return stem  # an extension module comes before source too (importlib.machinery._get_supported_file_loaders)
     # A namespace package's portion: the parts from a folder a script may run from down to the module.
     inner = (*parent.relative_to(top).parts, stem)
     namespaces = namespace_package_names()

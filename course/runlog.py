@@ -59,10 +59,26 @@ def audit_path() -> Path:
     return Path(os.environ.get(AUDIT_VARIABLE) or Path("runs") / "audit.jsonl")
 
 
+# A logged text longer than this is cut, with its length said: a refused write_file of 60 MB was written to
+# the audit log whole.
+MOST_LOGGED_CHARS = 20_000
+
+
+def bounded(value):
+    """``value`` with every text in it (in dicts and lists too) cut to MOST_LOGGED_CHARS, its length said."""
+    if isinstance(value, str) and len(value) > MOST_LOGGED_CHARS:
+        return f"{value[:MOST_LOGGED_CHARS]}[... cut: {len(value):,} characters in all]"
+    if isinstance(value, dict):
+        return {key: bounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [bounded(item) for item in value]
+    return value
+
+
 def append(record: dict, path: str | Path | None = None) -> Path:
     path = Path(path) if path else log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = dict(record, time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    line = dict(bounded(record), time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     if "usage" in record and "model" in record and "cost_usd" not in record:
         line["cost_usd"] = prices.cost(record["model"], record["usage"])
     with path.open("a", encoding="utf-8") as log:

@@ -242,6 +242,17 @@ def test_the_audit_log_has_one_json_line_per_decision(s06, workspace, tmp_path):
     assert lines[1]["arguments"] == {"command": "ls && rm memo.md"} and "deny run_command rm" in lines[1]["rule"]
 
 
+def test_the_audit_log_keeps_a_refused_write_short(s06, workspace, tmp_path):
+    """A refused write_file of 3 MB is logged with its content cut to the log's bound and its length said."""
+    log = tmp_path / "decisions.jsonl"
+    content = "x" * 3_000_000
+    s06.run_tool(workspace, "write_file", {"path": "big.txt", "content": content}, gate(audit_log=log))
+    line = json.loads(log.read_text(encoding="utf-8"))
+    assert line["decision"] == "deny" and log.stat().st_size < 2 * course.runlog.MOST_LOGGED_CHARS
+    assert line["arguments"]["content"].endswith("[... cut: 3,000,000 characters in all]")
+    assert line["arguments"]["path"] == "big.txt" and not (workspace / "big.txt").exists()
+
+
 @pytest.mark.exercise(1)
 def test_the_audit_log_goes_to_its_default_place_unless_turned_off(s06, workspace, tmp_path):
     s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.confinement.probe(), audit_log=None))

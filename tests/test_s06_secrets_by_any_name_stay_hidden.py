@@ -49,7 +49,10 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      # command lines' and desktop tools' logins, and Rails' master key
                      ".circleci/cli.yml", ".config/filezilla/sitemanager.xml", ".cloudflared/6ff42ae2.json",
                      ".acme.sh/account.conf", ".config/twilio-cli/config.json", ".dvc/config.local", ".vnc/passwd",
-                     ".config/helm/registry/config.json", "config/master.key", "config/credentials/production.key"]
+                     ".config/helm/registry/config.json", "config/master.key", "config/credentials/production.key",
+                     # the same secrets by their tools' other names
+                     ".authinfo", ".gitcookies", "infra/prod.auto.tfvars.json", "backup/rclone.conf", "ngrok.yml",
+                     ".odbc.ini", ".mbsyncrc", ".cassandra/cqlshrc"]
 
 
 @pytest.fixture

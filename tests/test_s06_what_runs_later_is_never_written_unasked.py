@@ -612,6 +612,17 @@ def test_a_module_of_a_python_environment_inside_the_workspace_is_a_shadowing_mo
     assert verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}).decision == "allow"
 
 
+def test_a_package_beside_a_module_of_the_same_name_is_a_shadowing_module(world):
+    """`import tools` imports tools/__init__.py before tools.py beside it: the user's next script that imports
+    tools runs it. A package with no module beside it, and a module inside a package, are written freely."""
+    (world / "s05").mkdir()
+    (world / "s05" / "tools.py").write_text("def read(): pass\n")
+    found = verdict(world, "write_file", {"path": "s05/tools/__init__.py", "content": "import os\n"})
+    assert found.decision == "deny" and "what Python imports as" in found.why and "tools" in found.why, found.why
+    assert verdict(world, "write_file", {"path": "s05/report_parts/__init__.py", "content": "x = 1\n"}).decision == "allow"
+    assert verdict(world, "write_file", {"path": "s05/report_parts/tools.py", "content": "x = 1\n"}).decision == "allow"
+
+
 # ---------------------------------------------------------------- CI configs, the machine's Pythons, XDG homes
 
 # What each CI service runs with the project's secrets at the next push, as .github/workflows (course.paths
