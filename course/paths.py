@@ -1083,6 +1083,13 @@ RUN_LATER = {
                           "(https://forgejo.org/docs/latest/user/actions/)",
     ".gitea/workflows": "Gitea Actions runs them with the repository's secrets at the next push "
                         "(https://docs.gitea.com/usage/actions/overview)",
+    # And the other hosted CI services' configs, run the same way: Google Cloud Build's
+    # (https://cloud.google.com/build/docs/build-config-file-schema), Cirrus CI's (https://cirrus-ci.org/guide/writing-tasks/),
+    # AppVeyor's (https://www.appveyor.com/docs/appveyor-yml/), AWS CodeBuild's buildspec
+    # (https://docs.aws.amazon.com/codebuild/latest/userguide/build-spec-ref.html), Semaphore's (https://docs.semaphoreci.com/).
+    **dict.fromkeys(("cloudbuild.yaml", "cloudbuild.yml", ".cirrus.yml", ".cirrus.star", "appveyor.yml", ".appveyor.yml",
+                     "buildspec.yml", ".semaphore"),
+                    "a CI service runs its steps with the project's secrets at the next push"),
     # Where the programs above read the same files under XDG's folders (or their own), when the workspace is a home folder.
     ".config/tmux": "tmux runs the commands of its tmux.conf (run-shell) at every start (man tmux, CONFIGURATION FILES)",
     ".config/gdb": "gdb runs the commands of its gdbinit at every start "

@@ -628,6 +628,7 @@ def test_a_package_beside_a_module_of_the_same_name_is_a_shadowing_module(world)
 # What each CI service runs with the project's secrets at the next push, as .github/workflows (course.paths
 # names the source of each).
 CI_CONFIGS = [".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
+              "cloudbuild.yaml", ".cirrus.yml", "appveyor.yml", "buildspec.yml", ".semaphore/semaphore.yml",
               "services/api/Jenkinsfile", ".travis.yml", ".buildkite/pipeline.yml", ".drone.yml", ".woodpecker.yml",
               ".woodpecker/build.yaml", ".forgejo/workflows/ci.yml", ".gitea/workflows/ci.yaml"]
 
