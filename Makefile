@@ -17,14 +17,18 @@ MERMAID_VERSION := 11.17.2
 MERMAID := $(VENV)/share/agent-course/mermaid-$(MERMAID_VERSION).min.js
 TEST_PROCESSES ?= 2
 
-.PHONY: demo test docs lab install clean browser
+.PHONY: demo test test-latest lock docs lab install clean browser
 
 install: $(BIN)/.installed
 
-$(BIN)/.installed: pyproject.toml
+# Every package comes from requirements.lock: exact versions, each file checked against its hash, so that
+# today's install is tomorrow's. (pyproject.toml keeps compatible ranges, for installing the course into
+# an environment of your own.) `make lock` refreshes the lock; `make test-latest` tries the newest releases.
+$(BIN)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (agent loop course)"
 	@$(MAKE) --no-print-directory $(MERMAID)
 	@$(MAKE) --no-print-directory browser
@@ -69,6 +73,28 @@ test: $(BIN)/.installed
 	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/bytecode \
 	  $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
+# The lock, made anew from pyproject.toml's ranges by uv (a pinned release, in a folder of its own): for
+# every platform and every Python the course supports (3.10 on), with the hash of every file.
+UV_VERSION := 0.13.9
+LATEST := .venv-latest
+lock:
+	$(PYTHON) -m venv .venv-tools
+	.venv-tools/bin/python -m pip install --quiet 'uv==$(UV_VERSION)'
+	.venv-tools/bin/uv pip compile pyproject.toml build-requirements.in --extra dev --universal \
+	  --python-version 3.10 --generate-hashes --upgrade --quiet -o requirements.lock
+
+# The whole suite on the newest releases that pyproject.toml allows, in an environment of its own: a new
+# SDK is met here before a learner meets it. If it passes, `make lock` takes those releases.
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade -e '.[dev]'
+	$(LATEST)/bin/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (agent loop course)"
+	$(LATEST)/bin/python -m pip list --format=freeze | grep -i -E '^(anthropic|httpx2|mkdocs-material|jupytext)=='
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(LATEST))/bytecode \
+	  $(LATEST)/bin/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
+
 docs: $(BIN)/.installed
 	$(BIN)/python -m mkdocs serve
 
@@ -79,4 +105,4 @@ lab: $(BIN)/.installed
 	$(BIN)/jupyter lab --notebook-dir=. $(LAB_OPTIONS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
-	rm -rf $(VENV) site .pytest_cache
+	rm -rf $(VENV) $(LATEST) .venv-tools site .pytest_cache

@@ -66,8 +66,12 @@ def explain_api_error(error: anthropic.APIError) -> str:
         body = error.body if isinstance(error.body, dict) else {}
         detail = body.get("error")  # {"type", "message"} from the API; a bare string from some local servers
         message = detail.get("message") if isinstance(detail, dict) else detail if isinstance(detail, str) else None
+        if not message:
+            # A body of a shape no API documents: the server's own words, rather than the SDK's
+            # rendering of them (which changes between releases).
+            message = error.response.text if error.body is not None else error.message
         # One line, of a readable length, whatever the server put in it.
-        message = shorten(" ".join(str(message or error).split()), 300)
+        message = shorten(" ".join(str(message).split()), 300)
         hints = {401: "check ANTHROPIC_API_KEY", 404: "check the model id (--model or MODEL_ID)",
                  429: "wait and retry, or lower the request rate", 529: "the API is overloaded; retry later"}
         hint = hints.get(error.status_code, "")

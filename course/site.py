@@ -76,6 +76,10 @@ so a placeholder works inside a content tab or an admonition):
   check a copy, then each exercise (rebuild and extension) with every contract its grader checks,
   from ``course/exercise_text.py``.
 
+* ``<!-- unanswered-call-error sNN -->``: a ``text`` block with what the installed SDK prints for the 400
+  the offline model sends when stage ``sNN``'s ``ask`` leaves a ``tool_use`` unanswered (the SDK's wording
+  changes between releases, so the page takes it from the SDK at build time).
+
 * ``<!-- three-questions sNN -->``: the three questions "Building an agent loop yourself" asks of any
   loop, answered for stage ``sNN`` from its code (``course/site_questions.py``): every way it stops
   (its ``StopReason``), the worst it can cost at its default limits in tokens and in dollars on the
@@ -123,6 +127,7 @@ import anthropic
 
 from . import bench, build_cache, doctor, ladder, scenarios, stats, viewer
 from .cli import answer_text, explain_api_error
+from .client import make_client
 from .guard import Runaway
 from .offline import Faults
 from .site_code import STAGE, check_code_includes, declared_changes, exercise_table, folded_diff, stage_diff, stage_file
@@ -137,7 +142,8 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
            "start_build", "trace"]
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "exercise-section", "bench", "doctor", "three-questions")
+         "exercises", "exercise-section", "bench", "doctor", "three-questions",
+         "unanswered-call-error")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -228,6 +234,8 @@ def rendered(kind: str, arguments: str) -> str:
         return doctor_part(arguments)
     if kind == "three-questions":
         return three_questions(one_stage(kind, arguments))
+    if kind == "unanswered-call-error":
+        return fenced("text", unanswered_call_error(one_stage(kind, arguments)))
     if kind == "exercise-section":  # the chapter's exercises, from course/exercise_text.py
         from . import exercise_text, exercises
         stage = one_stage(kind, arguments)
@@ -237,6 +245,22 @@ def rendered(kind: str, arguments: str) -> str:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
         return {"ladder": ladder_part, "scenarios": scenario_table, "exercises": exercise_table}[kind]() + "\n\n"
     raise PlaceholderError(f"unknown placeholder {kind!r}")
+
+
+def unanswered_call_error(stage: str) -> str:
+    """What the installed SDK prints for the 400 the offline model sends when a ``tool_use`` goes
+    unanswered: stage ``sNN``'s ``ask`` called again with plain text where the ``tool_result`` belongs.
+    Made by the SDK at build time, because its wording of an error changes between releases."""
+    agent = importlib.import_module(f"{stage}.agent")
+    client = make_client(DEFAULT_MODEL)
+    messages = [{"role": "user", "content": "List the files"}]
+    messages.append(agent.assistant_message(agent.ask(client, DEFAULT_MODEL, messages)))
+    messages.append({"role": "user", "content": "Go on."})
+    try:
+        agent.ask(client, DEFAULT_MODEL, messages)
+    except anthropic.BadRequestError as error:
+        return str(error)
+    raise PlaceholderError(f"{stage}: the offline model answered a tool_use left unanswered; it should refuse it")
 
 
 def one_stage(kind: str, arguments: str) -> str:

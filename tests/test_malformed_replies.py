@@ -233,7 +233,7 @@ def test_a_scripted_reply_no_stage_can_take_ends_the_run_in_one_line_and_a_resum
 # redirect that would too, and blocks or fields a request may not carry back.
 ERRORS = {
     "an error that is a bare string": (400, b'{"error":"model \\"x\\" not found"}', 'model "x" not found'),
-    "an error that is a list": (400, b'{"error":["x"]}', "Error code: 400"),
+    "an error that is a list": (400, b'{"error":["x"]}', '400: {"error":["x"]}'),
     "a message of several lines": (500, b'{"type":"error","error":{"type":"api_error","message":"line one\\nline two"}}',
                                    "line one line two"),
 }
