@@ -128,8 +128,9 @@ def _stage_main(stage: str, run, argv, limits, ending: "Ending") -> int:
                         help="offline model only: answer this share of API requests with a transient error (e.g. 0.3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the injected faults (default 0)")
     parser.add_argument("--retries", type=int, help="how often the SDK retries a failed request (default 2; 0: never)")
-    parser.add_argument("--thinking", metavar="BUDGET", type=int,
-                        help="turn extended thinking on, with this many tokens to think (at least 1024)")
+    parser.add_argument("--thinking", metavar="adaptive|BUDGET", type=thinking_option,
+                        help="turn thinking on: 'adaptive' (the current Claude models), or a budget of tokens "
+                             "(at least 1024; older models and local servers)")
     limit_names = add_limit_options(parser, limits) if limits else []
     args = parser.parse_args(argv)
     if resumable and (args.task is None) == (args.resume is None):
@@ -289,6 +290,15 @@ def answer_text(result, *, workspace: str | None = None) -> str:
     return escape_terminal_controls("\n".join(lines)) + "\n"
 
 
+def thinking_option(text: str) -> int | str:
+    if text == "adaptive":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'adaptive' or a number of tokens, got {text!r}") from None
+
+
 def client_for(args) -> "anthropic.Anthropic | None":
     """The client --faults and --retries ask for, or None to let the stage build its own."""
     if args.faults is None and args.retries is None and getattr(args, "thinking", None) is None:
@@ -305,7 +315,7 @@ def client_for(args) -> "anthropic.Anthropic | None":
         raise CourseError(f"--faults works with the offline model only, and {model!r} is not one: drop --faults, "
                           "or add --model offline")
     options = {"faults": faults} if faults else {}
-    if getattr(args, "thinking", None) is not None:  # the budget is added to every request (course.client.WithThinking)
+    if getattr(args, "thinking", None) is not None:  # added to every request (course.client.WithThinking)
         options["thinking"] = args.thinking
     return make_client(model, max_retries=2 if args.retries is None else args.retries, **options)
 

@@ -10,7 +10,7 @@ import warnings
 import anthropic
 import httpx2
 
-from .models import CourseError, is_offline, resolve_model
+from .models import CourseError, is_offline, refuses_thinking_budget, resolve_model
 from .replies import cleaned, reply_problem, request_body
 from .trace import shorten
 from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
@@ -27,7 +27,7 @@ OFFLINE_BASE_URL = "http://offline.invalid"
 
 def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
                 context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None,
-                max_retries: int = 2, thinking: int | None = None) -> anthropic.Anthropic:
+                max_retries: int = 2, thinking: int | str | None = None) -> anthropic.Anthropic:
     """A client for ``model_id`` (see ``resolve_model``).
 
     An id starting with ``offline`` gets the in-process offline model (``context_window`` and
@@ -40,10 +40,14 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     cut at ``max_tokens`` and faulted exactly as for the built-in models; a reply is checked as a local
     server's is (course.replies), and one no stage could take is a 502 that says why.
 
-    ``thinking`` (a budget of tokens, at least 1,024) turns extended thinking on for every request
-    the client sends (``WithThinking``).
+    ``thinking`` (``"adaptive"``, or a budget of tokens, at least 1,024, for a model that still takes
+    one) turns thinking on for every request the client sends (``WithThinking``).
     """
     if thinking is not None:
+        model = resolve_model(model_id) if behaviour is None else "scripted"
+        if thinking != "adaptive" and refuses_thinking_budget(model):
+            raise CourseError(f"{model} refuses a thinking budget (it thinks adaptively, on by default): "
+                              "use --thinking adaptive, or drop --thinking")
         return WithThinking(make_client(model_id, behaviour=behaviour, context_window=context_window, faults=faults,
                                         max_retries=max_retries), thinking)
     if behaviour is not None and not callable(behaviour):
@@ -129,16 +133,20 @@ def refused(request: httpx2.Request, response: httpx2.Response, why: str) -> htt
 
 
 class WithThinking:
-    """A client whose every Messages request turns extended thinking on with a budget of ``budget``
-    tokens, the stage's code unchanged. The budget is part of ``max_tokens`` and must stay below it
+    """A client whose every Messages request turns thinking on, the stage's code unchanged.
+
+    ``"adaptive"`` asks for ``{"type": "adaptive"}``: the model decides how much to think, as the
+    current Claude models do by default (https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking).
+    A number asks for a manual budget of that many tokens (older models and local servers): the budget
+    is part of ``max_tokens`` and must stay below it
     (https://platform.claude.com/docs/en/build-with-claude/extended-thinking), so the request's own
-    ``max_tokens`` is added on top: the stage keeps all of its room for the answer. The thinking
+    ``max_tokens`` is added on top and the stage keeps all of its room for the answer. The thinking
     blocks come back in the reply; a stage that records every block sends them back unchanged, as
     the API requires with tool results."""
 
-    def __init__(self, client, budget: int):
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
-            raise CourseError(f"--thinking takes a budget of at least 1024 tokens, got {budget!r}")
+    def __init__(self, client, budget: int | str):
+        if budget != "adaptive" and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024):
+            raise CourseError(f"--thinking takes 'adaptive' or a budget of at least 1024 tokens, got {budget!r}")
         self._client, self.budget = client, budget
         self.messages = _ThinkingMessages(client.messages, budget)
 
@@ -147,10 +155,12 @@ class WithThinking:
 
 
 class _ThinkingMessages:
-    def __init__(self, messages, budget: int):
+    def __init__(self, messages, budget: int | str):
         self._messages, self._budget = messages, budget
 
     def create(self, **request):
+        if self._budget == "adaptive":
+            return self._messages.create(**dict(request, thinking={"type": "adaptive"}))
         return self._messages.create(**dict(request, max_tokens=request["max_tokens"] + self._budget,
                                             thinking={"type": "enabled", "budget_tokens": self._budget}))
 

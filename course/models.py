@@ -11,7 +11,19 @@ import os
 OFFLINE = "offline"
 # The current Claude model used when an API key is set and no model is named.
 # Claude model ids: https://platform.claude.com/docs/en/about-claude/models/model-ids-and-versions
-DEFAULT_CLAUDE_MODEL = "claude-sonnet-5"
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
+
+
+# The Claude 5 generation thinks adaptively and refuses a manual thinking budget with a 400: Sonnet 5
+# and Sonnet 5.5 ("manual extended thinking returns a 400", with sampling parameters set to other than
+# their defaults, and forced tool use on 5.5), Opus 5.5 and Fable 5.x (thinking always on), Haiku 5.5
+# (adaptive thinking with effort). Sources: each model's overview and migration guide under
+# https://platform.claude.com/docs/en/models/. A request to them asks for {"type": "adaptive"}.
+ADAPTIVE_ONLY_FAMILIES = ("claude-sonnet-5", "claude-opus-5", "claude-haiku-5", "claude-fable-5", "claude-mythos-5")
+
+
+def refuses_thinking_budget(model_id: str) -> bool:
+    return any(model_id == family or model_id.startswith(family + "-") for family in ADAPTIVE_ONLY_FAMILIES)
 
 
 class CourseError(Exception):

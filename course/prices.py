@@ -1,14 +1,16 @@
 """The one price list: what a model's tokens cost, in US dollars per million tokens.
 
 Source: Anthropic's pricing page, https://platform.claude.com/docs/en/about-claude/pricing
-("Model pricing"), read on the date below. Prompt caching multiplies the input price: writing to
-the 5-minute cache costs 1.25 times the input price, to the 1-hour cache 2 times, reading from either
-0.1 times
-(https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"). The default
-model's rates (Claude Sonnet 5: $2 in, $10 out, $0.20 a cache read, $2.50 a 5-minute cache write)
-were checked against third-party trackers quoting that page (the release notes of
-uttamdeb/agent-telemetry v1.6.4, and apidog's Claude Sonnet 5.5 pricing guide), as the stored copy
-of the page did not reach that row. Check the page before relying on a number.
+("Model pricing"), and each model's overview page (https://platform.claude.com/docs/en/models/overview),
+read on the date below; the rows the stored copy of the pricing page did not reach were checked against
+public price trackers that quote it (phuryn/claude-usage v1.5.7, kurofune/claudit v1.9.2, both checked
+against the page on 2026-12-01 and 2026-10-24). The list covers every model the SDK lists as current
+(``anthropic.types.Model``) and the legacy models still served. A cache write costs 1.25 times the input
+price for 5 minutes and 2 times for an hour (https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+"Pricing"); a cache read is 0.1 times the input price on older models and less on the newest, so each row
+states its own. Claude Haiku 5.5 is priced in two bands: a request whose prompt (input, cache writes and
+cache reads) is over 100,000 tokens pays the higher band on every token, output included. Check the page
+before relying on a number.
 
 The offline model ids are priced like the default Claude model (``models.DEFAULT_CLAUDE_MODEL``):
 an offline run is a rehearsal of a real one, so its bill says what the real one would cost if
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from .models import DEFAULT_CLAUDE_MODEL, is_offline
 
-PRICES_DATE = "2026-11-30"
+PRICES_DATE = "2026-12-01"
 SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
 MILLION = 1_000_000
 
@@ -43,24 +45,44 @@ class Price:
 
 
 PRICES = {
+    # The current line (anthropic.types.Model, SDK 2.17).
+    "claude-sonnet-5-5": Price(input=2.00, output=10.00, cache_write=2.50, cache_read=0.10),
+    "claude-opus-5-5": Price(input=4.00, output=20.00, cache_write=5.00, cache_read=0.20),
+    "claude-haiku-5-5": Price(input=0.10, output=0.50, cache_write=0.125, cache_read=0.01),
+    "claude-fable-5-2": Price(input=8.00, output=40.00, cache_write=10.00, cache_read=0.20),
+    "claude-mythos-5-2": Price(input=8.00, output=40.00, cache_write=10.00, cache_read=0.20),
+    "claude-fable-5-1": Price(input=10.00, output=50.00, cache_write=12.50, cache_read=0.25),
+    "claude-mythos-5-1": Price(input=10.00, output=50.00, cache_write=12.50, cache_read=0.25),
+    # Legacy, still served.
     "claude-sonnet-5": Price(input=2.00, output=10.00, cache_write=2.50, cache_read=0.20),
-    "claude-opus-4-5": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
+    "claude-opus-5": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
+    "claude-fable-5": Price(input=10.00, output=50.00, cache_write=12.50, cache_read=1.00),
+    "claude-mythos-5": Price(input=10.00, output=50.00, cache_write=12.50, cache_read=1.00),
+    "claude-opus-4-8": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
+    "claude-opus-4-7": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
     "claude-opus-4-6": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
-    "claude-sonnet-4-5": Price(input=3.00, output=15.00, cache_write=3.75, cache_read=0.30),
+    "claude-opus-4-5": Price(input=5.00, output=25.00, cache_write=6.25, cache_read=0.50),
     "claude-sonnet-4-6": Price(input=3.00, output=15.00, cache_write=3.75, cache_read=0.30),
     "claude-haiku-4-5": Price(input=1.00, output=5.00, cache_write=1.25, cache_read=0.10),
 }
 
+# A prompt over this many tokens is billed, on every token of that request, at the second price.
+LONG_PROMPT = {"claude-haiku-5-5": (100_000, Price(input=0.50, output=2.50, cache_write=0.625, cache_read=0.05))}
+
 
 def price_of(model: str) -> Price | None:
     """The price of ``model``; an offline id costs what the default Claude model costs; None if unknown."""
+    return PRICES.get(alias_of(model))
+
+
+def alias_of(model: str) -> str:
+    """The price list's name for ``model``: an offline id is the default Claude model, and a dated id
+    (claude-haiku-4-5-20251001) is its alias, the date being eight digits (so that claude-fable-5-3,
+    a model not on the list, is never priced as claude-fable-5)."""
     if is_offline(model):
-        model = DEFAULT_CLAUDE_MODEL
-    if model in PRICES:
-        return PRICES[model]
-    # A dated id (claude-sonnet-4-5-20250929) is priced like its alias.
-    return next((price for alias, price in PRICES.items()
-                 if model.startswith(alias + "-") and model[len(alias) + 1:].isdigit()), None)
+        return DEFAULT_CLAUDE_MODEL
+    alias, dash, date = model.rpartition("-")
+    return alias if dash and len(date) == 8 and date.isdigit() and alias in PRICES else model
 
 
 def _field(usage, name: str) -> int:
@@ -73,6 +95,9 @@ def cost(model: str, usage) -> float | None:
     price = price_of(model)
     if price is None:
         return None
+    threshold, long_price = LONG_PROMPT.get(alias_of(model), (None, None))
+    if threshold is not None and prompt_tokens(usage) > threshold:
+        price = long_price  # (a run's summed usage is priced as one request: an upper bound)
     # Writes are split by lifetime when usage says so (cache_creation); a sum without the split is 5 minutes.
     written_1h = _field(_field_object(usage, "cache_creation"), "ephemeral_1h_input_tokens")
     return (_field(usage, "input_tokens") * price.input

@@ -206,13 +206,38 @@ def test_a_call_is_priced_by_kind_of_token():
              "cache_read_input_tokens": 10_000}
     by_hand = (1_000 * price.input + 100 * price.output + 2_000 * price.cache_write + 10_000 * price.cache_read) / 1e6
     assert prices.cost("offline", usage) == pytest.approx(by_hand)
-    assert price.cache_write == pytest.approx(1.25 * price.input) and price.cache_read == pytest.approx(0.1 * price.input)
+    assert price.cache_write == pytest.approx(1.25 * price.input) and price.cache_read < price.input
+
+
+def test_every_model_the_sdk_lists_is_priced_and_the_default_is_of_the_current_line():
+    import typing
+
+    from course.models import DEFAULT_CLAUDE_MODEL
+    listed = typing.get_args(typing.get_args(anthropic.types.Model)[0])
+    unpriced = [model for model in listed if model != "claude-mythos-preview" and prices.price_of(model) is None]
+    assert not unpriced, f"add these to course/prices.py, from the pricing page: {unpriced}"
+    assert prices.price_of(DEFAULT_CLAUDE_MODEL) is not None
+    assert DEFAULT_CLAUDE_MODEL in listed
+    assert DEFAULT_CLAUDE_MODEL not in anthropic._data.DEPRECATED_MODELS
+
+
+def test_a_long_prompt_on_a_banded_model_pays_the_second_band_on_every_token():
+    short = {"input_tokens": 100_000, "output_tokens": 1_000}
+    long = {"input_tokens": 100_001, "output_tokens": 1_000}
+    per_token_short = prices.cost("claude-haiku-5-5", short) / (100_000 * 0.10 + 1_000 * 0.50) * 1e6
+    per_token_long = prices.cost("claude-haiku-5-5", long) / (100_001 * 0.50 + 1_000 * 2.50) * 1e6
+    assert per_token_short == pytest.approx(1) and per_token_long == pytest.approx(1)
+
+
+def test_a_model_that_only_resembles_a_listed_one_is_not_priced_as_it():
+    assert prices.price_of("claude-fable-5-9") is None  # a later model, not claude-fable-5 with a date
+    assert prices.price_of("claude-sonnet-5-5-20261001") == prices.PRICES["claude-sonnet-5-5"]
 
 
 def test_an_unknown_model_has_no_price_rather_than_a_guess():
     assert prices.price_of("qwen3-coder") is None
     assert prices.cost("qwen3-coder", {"input_tokens": 10, "output_tokens": 1}) is None
-    assert prices.price_of("claude-sonnet-4-5-20250929") == prices.PRICES["claude-sonnet-4-5"]
+    assert prices.price_of("claude-haiku-4-5-20251001") == prices.PRICES["claude-haiku-4-5"]
 
 
 # ---------------------------------------------------------------- the bill of a run: runs log and stats

@@ -37,7 +37,7 @@ def test_s03_computes_the_total_price_of_sample_txt(workspace):
 @pytest.mark.stage("s05")  # s05 on the real API, thinking on
 @pytest.mark.live
 def test_with_thinking_on_s05_sends_the_thinking_back_whole_and_finishes(workspace):
-    client = course.make_client(course.resolve_model(None), thinking=1024)
+    client = course.make_client(course.resolve_model(None), thinking="adaptive")
     result = load_stage("s05").run("Read memo.md and todo.md, then say how many lines each has", client=client,
                                    workspace=workspace, runs_log=False, transcript=False)
     assert result.stop_reason == "end_turn"  # the API took every history back: thinking was kept whole

@@ -122,6 +122,26 @@ def test_the_thinking_option_adds_its_budget_to_the_room_a_stage_asks_for():
         course.make_client("offline", thinking=10)
 
 
+def test_adaptive_thinking_asks_for_no_budget_and_a_stage_sends_its_thinking_back(workspace):
+    seen = []
+    client = course.make_client(behaviour=lambda body: seen.append(body) or DONE, thinking="adaptive")
+    client.messages.create(model="scripted", max_tokens=1024, messages=[{"role": "user", "content": "Hi"}])
+    assert seen[0]["thinking"] == {"type": "adaptive"} and seen[0]["max_tokens"] == 1024
+    result = run_stage("s05", course.make_client("offline-thinking", thinking="adaptive"), workspace)
+    assert result["messages"][-1]["content"][0]["type"] == "thinking"
+    assert_valid_history(result["messages"])
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-fable-5-2"])
+def test_a_thinking_budget_for_a_model_that_refuses_one_is_stopped_before_any_request(model, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-used")
+    with pytest.raises(course.CourseError, match="adaptive") as refused:
+        course.make_client(model, thinking=2048)
+    assert "\n" not in str(refused.value)
+    assert course.make_client(model, thinking="adaptive") is not None  # what the message says to use is taken
+    assert course.make_client("claude-haiku-4-5", thinking=2048) is not None  # an older model still takes a budget
+
+
 def test_a_local_models_thinking_without_a_signature_is_not_sent_back():
     reply = {"content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "Hi"}],
              "usage": {"input_tokens": 1, "output_tokens": 1}}
