@@ -20,6 +20,7 @@ from pathlib import Path
 import anthropic
 
 from .client import make_client
+from .api_errors import explain_api_error
 from .commands import python_command
 from .limits import add_options as add_limit_options, from_options as limits_from_options
 from .models import CourseError, is_offline, resolve_model
@@ -58,26 +59,6 @@ def _plain(value):
 def summary(result) -> dict:
     data = as_dict(result)
     return {key: data.get(key) for key in SUMMARY_KEYS}
-
-
-def explain_api_error(error: anthropic.APIError) -> str:
-    """One actionable line for an error the API (or the offline model) answered."""
-    if isinstance(error, anthropic.APIStatusError):
-        body = error.body if isinstance(error.body, dict) else {}
-        detail = body.get("error")  # {"type", "message"} from the API; a bare string from some local servers
-        message = detail.get("message") if isinstance(detail, dict) else detail if isinstance(detail, str) else None
-        # One line, of a readable length, whatever the server put in it.
-        message = shorten(" ".join(str(message or error).split()), 300)
-        hints = {401: "check ANTHROPIC_API_KEY", 404: "check the model id (--model or MODEL_ID)",
-                 429: "wait and retry, or lower the request rate", 529: "the API is overloaded; retry later"}
-        hint = hints.get(error.status_code, "")
-        message = escape_terminal_controls(message)  # a server's words, shown as data
-        return f"the API answered {error.status_code}: {message}" + (f" ({hint})" if hint else "")
-    if isinstance(error, anthropic.APIConnectionError):
-        if "injected" in str(error.__cause__):  # --faults: the offline model dropped it on purpose
-            return "the connection was dropped: a fault injected into the offline model (--faults), not your network"
-        return "could not reach the API: check your network, or ANTHROPIC_BASE_URL for a local server"
-    return str(error)
 
 
 def stage_main(stage: str, run, argv=None, *, limits=None) -> int:

@@ -1518,8 +1518,8 @@ def _files_of(module) -> list[str]:
 def _confined() -> bool:
     """Whether the child runs under no_new_privs (course.grading_jail sets it before Landlock): only then
     can it add a Landlock layer, and only then is there a confinement for the layer to narrow."""
-    from . import grading_jail
-    return grading_jail._libc().prctl(39, 0, 0, 0, 0) == 1  # PR_GET_NO_NEW_PRIVS
+    from . import kernel
+    return kernel._libc().prctl(39, 0, 0, 0, 0) == 1  # PR_GET_NO_NEW_PRIVS
 
 
 # The folders a child may be granted beside the ones named (course.grading_jail._landlock grants the system
@@ -1533,7 +1533,7 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
     """One more Landlock layer: a file may be read wherever the child could read one, except ``files``.
     The layer handles only LANDLOCK_ACCESS_FS_READ_FILE, so what the child may write, list or run is as it was."""
     import os
-    from . import confinement, grading_jail
+    from . import confinement, kernel
 
     hidden = {Path(path) for path in files}
     grants: list[Path] = []
@@ -1555,7 +1555,7 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
             else:
                 grants.append(path)
 
-    roots = [*confinement.SYSTEM_FOLDERS, *grading_jail._python_prefixes(), str(grading_jail.SUPPORT_PACKAGE), str(job),
+    roots = [*confinement.SYSTEM_FOLDERS, *kernel._python_prefixes(), str(kernel.SUPPORT_PACKAGE), str(job),
              *readable, *TOP_FOLDERS]
     for root in dict.fromkeys(Path(os.path.realpath(path)) for path in roots):
         if root in hidden or not os.path.exists(root):
@@ -1565,4 +1565,4 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
         else:
             grants.append(root)
 
-    grading_jail.add_landlock_layer(confinement.READ_FILE, [(str(path), confinement.READ_FILE) for path in grants])
+    kernel.add_landlock_layer(confinement.READ_FILE, [(str(path), confinement.READ_FILE) for path in grants])

@@ -7,7 +7,7 @@ command as one it could not read. ``call(function, argument)`` is that child pro
 
 Forking the agent itself for every call is the simple way, and a slow one: the kernel copies the
 agent's page tables, then every page that either process writes afterwards, so the cost grows with
-what the caller has loaded. ``python -m course.isolated --bench`` measures it: a command read in a
+what the caller has loaded. ``python -m course.fork_bench`` measures it: a command read in a
 fork of a process that has imported the SDK, and of one that has imported a test suite, against a
 fork of a small server. So ``call`` keeps one small server process per module: it imports only that
 module (and what the module imports), and forks a fresh child of its own for every call. Every call
@@ -31,7 +31,6 @@ import os
 import pickle
 import select
 import signal
-import statistics
 import struct
 import subprocess
 import sys
@@ -256,60 +255,16 @@ def _receive(stream: BinaryIO) -> bytes | None:
     return stream.read(LENGTH.unpack(head)[0])
 
 
-# ---------------------------------------------------------------- python -m course.isolated --bench
-
-def bench(repeats: int = 200) -> dict[str, float]:
-    """Median milliseconds to read one command as s06's gate does: in a fork of this process as it is
-    (small), then after importing the SDK, then after importing what a test run holds, against call()."""
-    from course import shell_reading
-
-    command = "cat memo.md | grep agent | head -n 3"
-
-    def forking_this_process() -> None:
-        reading_end, writing_end = os.pipe()
-        child = os.fork()
-        if child == 0:
-            os.close(reading_end)
-            with os.fdopen(writing_end, "wb") as out:
-                out.write(pickle.dumps(shell_reading.read_here(command)))
-            os._exit(0)
-        os.close(writing_end)
-        with os.fdopen(reading_end, "rb") as received:
-            pickle.loads(received.read())
-        os.waitpid(child, 0)
-
-    def median_ms(read: Callable[[], None]) -> float:
-        samples = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            read()
-            samples.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(samples), 2)
-
-    timings = {"fork of this process, course and the command reader imported": median_ms(forking_this_process)}
-    import anthropic  # noqa: F401  (what a stage's agent has loaded)
-    timings["fork of this process, the SDK imported too"] = median_ms(forking_this_process)
-    import hypothesis, jsonschema, mkdocs, nbclient, pytest  # noqa: F401,E401  (what a test worker has loaded)
-    timings["fork of this process, a test run's imports too"] = median_ms(forking_this_process)
-    call(shell_reading.read_here, command)  # start the server
-    timings["course.isolated.call (fork of the small server)"] = median_ms(lambda: call(shell_reading.read_here, command))
-    return timings
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--bench"]:
-        for how, milliseconds in bench().items():
-            print(f"{milliseconds:8.2f} ms  {how}")
-    else:
-        # Ctrl-C, or a notebook kernel's interrupt, goes to the whole process group: the caller handles
-        # it, and this server ends when the caller closes the pipe (SIGTERM still ends it, silently).
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # The messages go on the original stdout; anything the module or a child prints goes to stderr,
-        # and a child reads nothing from the caller's pipe, so neither can break a message in two.
-        requests, answers = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(2, 1)
-        try:
-            serve(requests, answers)
-        except BrokenPipeError:  # the caller went away before an answer: nothing is left to say
-            os._exit(0)
+    # Ctrl-C, or a notebook kernel's interrupt, goes to the whole process group: the caller handles
+    # it, and this server ends when the caller closes the pipe (SIGTERM still ends it, silently).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The messages go on the original stdout; anything the module or a child prints goes to stderr,
+    # and a child reads nothing from the caller's pipe, so neither can break a message in two.
+    requests, answers = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    try:
+        serve(requests, answers)
+    except BrokenPipeError:  # the caller went away before an answer: nothing is left to say
+        os._exit(0)

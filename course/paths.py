@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from .trees import PATH_MAX, entries_under, remove_tree
+
 MAX_PATH_CHARS = 1024  # a longer path is refused: resolving it costs time that grows with its square
 MAX_PATH_DEPTH = 32    # a deeper path is refused: a folder chain 1,000 deep breaks every walk of the workspace
-PATH_MAX = 4096  # Linux's limits.h, NUL included: a longer path cannot be named in one system call
 MAX_READ_BYTES = 1 << 20   # the most a file tool reads of one file into memory (1 MiB; the history keeps 4,000 characters)
 MAX_WRITE_BYTES = 1 << 20  # the most one write_file call may write: 50 MB in one call is no edit
 PATH_ARGUMENTS = ("path", "source", "destination")  # the arguments of the file tools that name a path
@@ -504,30 +505,6 @@ def any_glob(patterns: Sequence[str]) -> Callable[[str], bool]:
         path = path.lower()
         return path in whole or path.endswith(endings) or expression.match(path) is not None
     return fits
-
-
-def entries_under(root: Path, skip: Callable[[Path], bool] | None = None) -> Iterator[tuple[Path, bool]]:
-    """Every entry under ``root`` as (path, is a regular file), links not followed, not going into a
-    folder ``skip`` says to leave. A loop, not recursion: os.walk recurses on Python 3.11, and a chain
-    of folders 1,000 deep broke it. Only entries whose path the system can name (shorter than
-    PATH_MAX, 4,096 bytes on Linux) are yielded: Path.is_symlink() and the like raise on a longer one
-    (ENAMETOOLONG), so a chain made deeper than that would crash every caller; what lies deeper no
-    program reaches by its path (git and editors look from the workspace's top, a few levels down)."""
-    stack = [(root, len(os.fsencode(str(root))))]
-    while stack:
-        folder, length = stack.pop()
-        try:
-            children = list(os.scandir(folder))
-        except OSError:
-            continue
-        for child in children:
-            longer = length + 1 + len(os.fsencode(child.name))
-            if longer >= PATH_MAX:
-                continue
-            path = folder / child.name  # joined, not parsed again: a path 1,000 names deep costs its parse each time
-            yield path, child.is_file(follow_symlinks=False)
-            if child.is_dir(follow_symlinks=False) and not (skip and skip(path)):
-                stack.append((path, longer))
 
 
 def links_of(path: Path) -> int:
@@ -1450,9 +1427,10 @@ def plain_git_config(path: Path) -> bool:
 # counts, by construction: a finder placed last on sys.meta_path is asked only when every other finder has
 # failed, and it records the name and returns None, so the import fails as before
 # (https://docs.python.org/3/reference/import.html#the-meta-path); a finder appended after it (six's) may then find
-# a name it recorded, which only makes that name ask too. It exists from the first import of
-# course.paths on; a stage imports the SDK before the course, so the misses of the SDK's own import are
-# named here, each with the line in the dependency that tries it.
+# a name it recorded, which only makes that name ask too. Importing course.paths
+# registers nothing (`import course` stays free of side effects): the finder goes in when a rule first asks
+# (record_missed_imports()), and a stage imports the SDK before that, so the misses of the SDK's own import
+# are named here, each with the line in the dependency that tries it.
 SDK_OPTIONAL_IMPORTS = {
     "brotli": "httpx2/_decoders.py and httpx/_decoders.py: `try: import brotli` (Brotli decoding, optional)",
     "brotlicffi": "the same files: `import brotlicffi as brotli`, when brotli is missing",
@@ -1496,13 +1474,21 @@ def _missed_imports() -> MissedImports:
     return finder
 
 
-MISSED_IMPORTS = _missed_imports()
+MISSED_IMPORTS: MissedImports | None = None  # on sys.meta_path once record_missed_imports() has run
+
+
+def record_missed_imports() -> MissedImports:
+    """Put the recorder last on sys.meta_path, once per process (a reloaded module finds the one there), and
+    return it: from then on every top-level import that nothing found is named."""
+    global MISSED_IMPORTS
+    MISSED_IMPORTS = _missed_imports()
+    return MISSED_IMPORTS
 
 
 def missed_import(name: str) -> bool:
     """Whether ``name`` is a top-level module an import of this process (or of the SDK as it was imported)
     looked for and did not find: a NAME.py of the workspace would be what it imports next time."""
-    return name in SDK_OPTIONAL_IMPORTS or name in MISSED_IMPORTS.names
+    return name in SDK_OPTIONAL_IMPORTS or name in record_missed_imports().names
 
 
 @functools.lru_cache(maxsize=1)
@@ -1939,8 +1925,6 @@ def remove_new_protected(workspace: Path, before: dict[str, tuple[int, int]]) ->
         # No recursion (shutil.rmtree recurses per level: a chain 1,200 deep in a new .git raised
         # RecursionError, which stopped this loop and left every later entry in place), no link
         # followed, and nothing raises: the caller walks again to see what is still there.
-        from .workspace import remove_tree
-
         remove_tree(entry)
         removed.append(str(entry.relative_to(root)) if entry.is_relative_to(root) else str(entry))
     return removed

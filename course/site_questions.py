@@ -85,7 +85,7 @@ class Bound:
 
 
 def three_questions(stage: str) -> str:
-    from .site import stage_module  # the site's loader: reloaded when the stage file changed
+    from .site_runs import stage_module  # the site's loader: reloaded when the stage file changed
 
     module = stage_module(stage)
     return "\n".join([how_it_stops(stage, module), worst_cost(stage, module), failed_call(stage)])
@@ -177,7 +177,7 @@ def asked_in_one_turn(stage: str, module) -> list[int]:
     that a stage which asks again with more room (s04 on) shows its whole ladder."""
     from . import make_client
     from .limits import run_options
-    from .site import command_line_workspace
+    from .site_runs import command_line_workspace
 
     asked: list[int] = []
 
@@ -338,7 +338,7 @@ def worst_cost(stage: str, module) -> str:
 # ---------------------------------------------------------------- 3. what does a failed call return?
 
 def failed_call(stage: str) -> str:
-    from .site import traced_run
+    from .site_runs import traced_run
 
     task = say(FAILING_TASK, FAILING_TASK_JA)
     run = traced_run(stage, task)

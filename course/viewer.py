@@ -289,7 +289,7 @@ class Recording:
         if raised is not None:
             import anthropic
 
-            from .cli import explain_api_error
+            from .api_errors import explain_api_error
             from .guard import Runaway
             if isinstance(raised, Runaway):
                 return builder.finish("runaway", None, f"stopped by the guard, not by the agent: {raised}")

@@ -202,7 +202,7 @@ def test_the_remover_follows_no_link_and_opens_what_its_owner_locked(tmp_path):
 def test_what_the_sweep_cannot_remove_stops_every_later_command_until_it_is_gone(confined, tmp_path, monkeypatch):
     """Fail closed: a sweep that leaves an entry says so in one line, and the next command does not run
     (its marker is not made) while the entry stands; once it is gone, commands run again."""
-    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)  # a removal that fails, whatever the cause
+    monkeypatch.setattr(course.paths, "remove_tree", lambda path: None)  # a removal that fails, whatever the cause
     with pytest.raises(confine.LeftBehind) as left:
         confine.run_confined(REPOSITORY, tmp_path)
     assert "'.git'" in str(left.value) and "'.vscode'" in str(left.value) and "\n" not in str(left.value)

@@ -126,7 +126,7 @@ def test_what_the_sweep_could_not_remove_is_an_error_the_model_reads_and_no_late
     tool result is an error naming it, and the next command, though a person allowed it, does not run."""
     if not course.confinement.probe().available:
         pytest.skip(course.confinement.probe().reason)
-    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)
+    monkeypatch.setattr(course.paths, "remove_tree", lambda path: None)
     person = gate(lambda *a: ("allow once", ""), course.confinement.probe())
     make = "mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD"
     text, is_error = s06.run_tool(world, "run_command", {"command": make}, person)
