@@ -35,10 +35,10 @@ from .workspace import SAMPLE, prepare_workspace, shown, snapshot
 # (PEP 562), so that `import course` alone stays light for a small process that needs only the rest,
 # such as course.isolated's server holding s06's command reader.
 _ON_FIRST_USE = {
-    "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
-    "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
-    "argument_errors": "schema", "describe_parameters": "schema", "private_keys_hidden": "redaction",
-    "why_refused": "replies", "unknown_stop_reason": "replies", "kept_pausing": "replies",
+    "as_dict": "course.cli", "explain_api_error": "course.cli", "stage_main": "course.cli", "summary": "course.cli",
+    "make_client": "course.client", "Runaway": "course.guard", "capped": "course.guard", "Faults": "course.offline",
+    "argument_errors": "course.schema", "describe_parameters": "course.schema", "private_keys_hidden": "course.redaction",
+    "why_refused": "course.replies", "unknown_stop_reason": "course.replies", "kept_pausing": "course.replies",
 }
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _ON_FIRST_USE:  # a submodule not imported yet is found by the import system, not here
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(f".{_ON_FIRST_USE[name]}", __name__), name)
+    value = globals()[name] = getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
     return value
 
 
