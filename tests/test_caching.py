@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 import course
-from course import prices
+from course.runtime import prices
 from course.offline import tokens
 from course.offline.cache import LOOKBACK_BLOCKS, MINIMUM_CACHEABLE_TOKENS, PromptCache
 
@@ -220,7 +220,8 @@ def test_an_unknown_model_has_no_price_rather_than_a_guess():
 @pytest.mark.stage("s05")  # s05 runs, the runs log records
 def test_the_runs_log_and_stats_give_the_cost_of_each_run(tmp_path, workspace):
     from conftest import load_stage
-    from course import runlog, stats
+    from course.runtime import runlog
+    from course.lab import stats
     from course.offline.flood import COUNT_TASK, logs
 
     log = tmp_path / "runs.jsonl"
