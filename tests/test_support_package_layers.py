@@ -53,7 +53,7 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
     visit(ast.parse(path.read_text(encoding="utf-8")))
     edges = set()
-    for target in found:  # `import course.paths` is course.paths; `import course.offline.x` is that module
+    for target in found:  # `import course.sandbox.paths` is course.sandbox.paths; `import course.offline.x` is that module
         while target and target not in known:
             target = target.rpartition(".")[0]
         if target and target != name:
@@ -113,8 +113,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_an_import_deferred_into_a_function():
     graph = import_graph()
-    assert "course.isolated" in graph["course.shell_reading"]  # at the top
-    assert "course.site_runs" in graph["course.site_questions"]  # inside three_questions()
+    assert "course.sandbox.isolated" in graph["course.sandbox.shell_reading"]  # at the top
+    assert "course.site.runs" in graph["course.site.questions"]  # inside three_questions()
 
 
 def test_the_cycle_finder_finds_a_circle_of_two_and_of_three():
@@ -128,11 +128,11 @@ def test_no_module_of_the_support_package_imports_one_that_imports_it_back():
 
 
 # What s00 does not need: `import course` must not load any of them (the stages that do import them by name).
-NOT_FOR_S00 = ("course.paths", "course.confinement", "course.kernel", "course.shell_reading", "course.isolated",
-               "course.approval", "course.redaction", "course.grading", "course.grading_probes", "course.grading_jail",
-               "course.grading_cli", "course.exercises", "course.exercise_text", "course.scorecard_plugin",
-               "course.site", "course.site_runs", "course.site_questions", "course.site_code", "course.site_markdown",
-               "course.svgplot", "course.viewer", "course.offline", "course.ladder", "course.bench", "course.doctor")
+NOT_FOR_S00 = ("course.sandbox.paths", "course.sandbox.confinement", "course.sandbox.kernel", "course.sandbox.shell_reading", "course.sandbox.isolated",
+               "course.sandbox.approval", "course.sandbox.redaction", "course.grading.grade", "course.grading.probes", "course.grading.jail",
+               "course.grading.cli", "course.grading.exercises", "course.grading.exercise_text", "course.grading.scorecard_plugin",
+               "course.site.pages", "course.site.runs", "course.site.questions", "course.site.code", "course.viewer.markdown",
+               "course.lab.svgplot", "course.viewer.pages", "course.offline", "course.lab.ladder", "course.lab.bench", "course.lab.doctor")
 
 PROBE = """
 import json, sys
@@ -152,7 +152,7 @@ def fresh_import(probe: str) -> dict:
 
 def test_import_course_loads_nothing_s00_does_not_need_and_registers_nothing():
     seen = fresh_import(PROBE)
-    assert "course.workspace" in seen["modules"] and "course.trace" in seen["modules"]  # what s00 does need
+    assert "course.runtime.workspace" in seen["modules"] and "course.runtime.trace" in seen["modules"]  # what s00 does need
     assert [name for name in NOT_FOR_S00 if name in seen["modules"]] == []
     assert seen["finders_added"] == []
 
@@ -166,3 +166,47 @@ def test_importing_any_module_of_the_package_registers_no_finder():
              "print(json.dumps({'finders_added': [repr(f) for f in sys.meta_path if f not in finders\n"
              "                                      and type(f).__module__.startswith('course')]}))")
     assert fresh_import(probe)["finders_added"] == []
+
+
+# ---------------------------------------------------------------- the layers
+
+# Each sub-package, lowest first: a module may import from its own package and from those before it, and the
+# top package `course` (light: it loads the runtime and the helpers) from anywhere. Each package's docstring
+# says the same.
+LAYERS = ("runtime", "helpers", "offline", "viewer", "running", "sandbox", "lab", "grading", "site")
+TOP_LEVEL = {"course", "course.__main__", "course.changes"}  # the re-exports, the command line, the declared changes
+
+
+def layer_of(name: str) -> int | None:
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_every_module_lives_in_a_sub_package_of_its_concern():
+    stray = [name for name in modules() if name not in TOP_LEVEL and layer_of(name) is None]
+    assert stray == [], f"place these in one of {LAYERS}: {stray}"
+
+
+def test_every_sub_package_says_what_it_is_for_and_what_it_may_import():
+    for layer in LAYERS:
+        text = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text(encoding="utf-8")))
+        assert text and "import" in text, layer
+
+
+def test_a_module_imports_only_its_own_layer_and_the_layers_below():
+    upward = []
+    for name, targets in import_graph().items():
+        mine = layer_of(name)
+        if mine is None:
+            continue
+        for target in targets:
+            theirs = layer_of(target)
+            if target == "course" or target == "course.changes" or (theirs is not None and theirs <= mine):
+                continue
+            upward.append(f"{name} -> {target}")
+    assert upward == []
+
+
+def test_the_layer_check_sees_an_import_upward():
+    assert layer_of("course.sandbox.paths") < layer_of("course.grading.jail")
+    assert layer_of("course.runtime.workspace") == 0 and layer_of("course.__main__") is None
