@@ -20,25 +20,25 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from . import runlog, transcript
-from .models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
-from .trace import TracePrinter, escape_terminal_controls, shorten
-from .arithmetic import evaluate as calculator
-from .echo import repeats_the_prompt
-from .history import turns_as_text
-from .json_text import calls_in_text
-from .limits import require_whole_numbers
-from .wire import sendable
-from .workspace import SAMPLE, prepare_workspace, shown, snapshot
+from course.runtime import runlog, transcript
+from course.runtime.models import DEFAULT_CLAUDE_MODEL, OFFLINE, CourseError, is_offline, resolve_model
+from course.runtime.trace import TracePrinter, escape_terminal_controls, shorten
+from course.helpers.arithmetic import evaluate as calculator
+from course.helpers.echo import repeats_the_prompt
+from course.helpers.history import turns_as_text
+from course.helpers.json_text import calls_in_text
+from course.helpers.limits import require_whole_numbers
+from course.runtime.wire import sendable
+from course.runtime.workspace import SAMPLE, prepare_workspace, shown, snapshot
 
 # These need the SDK (or jsonschema): a second or more to import. They are imported on first use
 # (PEP 562), so that `import course` alone stays light for a small process that needs only the rest,
-# such as course.isolated's server holding s06's command reader.
+# such as course.sandbox.isolated's server holding s06's command reader.
 _ON_FIRST_USE = {
-    "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
-    "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
-    "argument_errors": "schema", "describe_parameters": "schema", "private_keys_hidden": "redaction",
-    "why_refused": "replies", "unknown_stop_reason": "replies", "kept_pausing": "replies",
+    "as_dict": "course.running.cli", "explain_api_error": "course.running.cli", "stage_main": "course.running.cli", "summary": "course.running.cli",
+    "make_client": "course.running.client", "Runaway": "course.runtime.guard", "capped": "course.runtime.guard", "Faults": "course.offline",
+    "argument_errors": "course.runtime.schema", "describe_parameters": "course.runtime.schema", "private_keys_hidden": "course.sandbox.redaction",
+    "why_refused": "course.helpers.replies", "unknown_stop_reason": "course.helpers.replies", "kept_pausing": "course.helpers.replies",
 }
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _ON_FIRST_USE:  # a submodule not imported yet is found by the import system, not here
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(f".{_ON_FIRST_USE[name]}", __name__), name)
+    value = globals()[name] = getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
     return value
 
 
@@ -63,10 +63,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what editors and type checkers read
-    from .cli import as_dict, explain_api_error, stage_main, summary
-    from .client import make_client
-    from .guard import Runaway, capped
-    from .offline import Faults
-    from .replies import kept_pausing, unknown_stop_reason, why_refused
-    from .redaction import private_keys_hidden
-    from .schema import argument_errors, describe_parameters
+    from course.running.cli import as_dict, explain_api_error, stage_main, summary
+    from course.running.client import make_client
+    from course.runtime.guard import Runaway, capped
+    from course.offline import Faults
+    from course.helpers.replies import kept_pausing, unknown_stop_reason, why_refused
+    from course.sandbox.redaction import private_keys_hidden
+    from course.runtime.schema import argument_errors, describe_parameters

@@ -18,7 +18,7 @@
 Each command is one ``add_*`` function (its arguments) and one ``do_*`` function (its work),
 listed in COMMANDS. A problem the user can fix is one line on stderr, never a traceback; output
 cut short (``| head``) ends the command quietly. A run's fresh workspace is removed when the run is
-over, unless ``--keep-workspace`` (course/cli.py says when a run keeps it).
+over, unless ``--keep-workspace`` (course/running/cli.py says when a run keeps it).
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import json
 import sys
 import time
 
-from . import ladder, scenarios, stats
-from .cli import REMOVED, closed_pipe, flush_quietly
-from .commands import course_command
-from .models import CourseError
-from .offline import MODELS
-from .trace import TracePrinter
-from .workspace import keep, prepare_workspace
+from course.lab import ladder, scenarios, stats
+from course.running.cli import REMOVED, closed_pipe, flush_quietly
+from course.runtime.commands import course_command
+from course.runtime.models import CourseError
+from course.offline import MODELS
+from course.runtime.trace import TracePrinter
+from course.runtime.workspace import keep, prepare_workspace
 
 
 # ---------------------------------------------------------------- run
@@ -139,7 +139,7 @@ def do_models(args, _) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- exercises (course/exercises.py)
+# ---------------------------------------------------------------- exercises (course/grading/exercises.py)
 
 def add_exercise(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stage", help="the stage to copy, e.g. s01")
@@ -148,32 +148,32 @@ def add_exercise(parser: argparse.ArgumentParser) -> None:
 
 
 def do_exercise(args, _) -> int:
-    from . import exercises  # imported on use: the other commands do not need it
+    from course.grading import exercises  # imported on use: the other commands do not need it
     exercises.make_student_copy(args.stage, args.dest, force=args.force)
     return 0
 
 
 def add_check(parser: argparse.ArgumentParser) -> None:
-    from . import grading_cli  # check and grade are course/grading_cli.py's
+    from course.grading import cli as grading_cli  # check and grade are course/grading/cli.py's
     grading_cli.add_check(parser)
 
 
 def do_check(args, _) -> int:
-    from . import grading_cli
+    from course.grading import cli as grading_cli
     return grading_cli.do_check(args, _)
 
 
 def add_grade(parser: argparse.ArgumentParser) -> None:
-    from . import grading_cli
+    from course.grading import cli as grading_cli
     grading_cli.add_grade(parser)
 
 
 def do_grade(args, _) -> int:
-    from . import grading_cli
+    from course.grading import cli as grading_cli
     return grading_cli.do_grade(args, _)
 
 
-# ---------------------------------------------------------------- benchmarks (course/bench.py)
+# ---------------------------------------------------------------- benchmarks (course/lab/bench.py)
 
 def add_bench(parser: argparse.ArgumentParser) -> None:
     benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
@@ -184,22 +184,22 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
     tokens.add_argument("--turns", type=int, help="turns of the long task (default: the benchmark's own)")
     tokens.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
     tokens.add_argument("--plot", help="where to write the SVG plot (default: the benchmark's own)")
-    from . import grading_cli
+    from course.grading import cli as grading_cli
     grading_cli.add_bench_grading(benchmarks)
 
 
 def do_bench(args, _) -> int:
-    from . import bench  # imported on use, like the exercises
+    from course.lab import bench  # imported on use, like the exercises
     if args.benchmark == "calls":
         return bench.calls_command(args.calls, as_json=args.json)
     if args.benchmark == "grading":
-        from . import grading_cli
+        from course.grading import cli as grading_cli
         return grading_cli.do_bench_grading(args)
     turns = {"turns": args.turns} if args.turns is not None else {}
     return bench.tokens_command(**turns, as_json=args.json, plot=args.plot)
 
 
-# ---------------------------------------------------------------- doctor (course/doctor.py)
+# ---------------------------------------------------------------- doctor (course/lab/doctor.py)
 
 def add_doctor(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
@@ -208,13 +208,13 @@ def add_doctor(parser: argparse.ArgumentParser) -> None:
 
 def do_doctor(args, _) -> int:
     """Exit 0 when every check passes, 1 when one fails; a model that does not answer is an error (2)."""
-    from . import doctor
+    from course.lab import doctor
     diagnosis = doctor.diagnose(args.model)
     print(json.dumps(doctor.as_json(diagnosis), ensure_ascii=False) if args.json else doctor.table(diagnosis))
     return 0 if diagnosis.healthy else 1
 
 
-# ---------------------------------------------------------------- view (course/viewer.py)
+# ---------------------------------------------------------------- view (course/viewer/pages.py)
 
 def add_view(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", help="a run id, a transcript's path, or 'last' (the newest run)")
@@ -223,11 +223,11 @@ def add_view(parser: argparse.ArgumentParser) -> None:
 
 
 def do_view(args, _) -> int:
-    from . import viewer
+    from course.viewer import pages as viewer
     return viewer.view_command(args.run, args.out, open_it=args.open)
 
 
-# ---------------------------------------------------------------- translations (course/translations.py)
+# ---------------------------------------------------------------- translations (course/site/translations.py)
 
 def add_translations(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="PAGE", nargs="+",
@@ -238,7 +238,7 @@ def do_translations(args, _) -> int:
     """Exit 0 when every Japanese page is in step with its English page, 1 (each difference a line) if not."""
     from pathlib import Path
 
-    from . import translations
+    from course.site import translations
     for page in args.record or ():
         translations.record(Path(page).resolve())
     found = translations.every_problem()

@@ -212,7 +212,7 @@ print("report.txt:", (Path(finished.workspace) / "report.txt").read_text(encodin
 path = Path(finished.transcript)
 whole = path.read_bytes()
 path.write_bytes(whole[:-20])      # killed 20 bytes before the end of the last line
-loaded = course.transcript.load(path)
+loaded = course.runtime.transcript.load(path)
 print(len(loaded.records), "lines loaded;", loaded.torn_bytes, "bytes of a torn last line ignored")
 path.write_bytes(whole)
 

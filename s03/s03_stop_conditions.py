@@ -32,8 +32,8 @@ from pathlib import Path
 
 import course
 import course.offline
-import course.stats
-from course import scenarios
+import course.lab.stats
+from course.lab import scenarios
 from s03 import agent
 
 # This notebook's runs go to a scratch runs log, so your own runs/runs.jsonl stays yours.
@@ -245,7 +245,7 @@ print("the verbose run's history:", check(cut.messages))
 print(RUNS_LOG.read_text(encoding="utf-8").splitlines()[-1])
 
 # %%
-print(course.stats.report(RUNS_LOG))
+print(course.lab.stats.report(RUNS_LOG))
 
 
 # %% [markdown]

@@ -422,7 +422,7 @@ def add_usage(total: dict, usage) -> None:
 
 
 # --8<-- [start:save]
-# State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
+# State you can save is a run you can resume. The file format is course.runtime.transcript's; the idea is here.
 INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
                "so it may or may not have happened; check before repeating it")
 
@@ -433,7 +433,7 @@ def save(state: LoopState, **facts) -> None:
     if state.transcript is None:
         return
     # "from": where in the history this line's messages go (0 after a stage rewrote the history).
-    course.transcript.append(state.transcript, dict(
+    course.runtime.transcript.append(state.transcript, dict(
         facts, turn=state.turn_count, usage=state.usage, stop_reason=state.stop_reason,
         transitions=state.transitions[state.saved_transitions:],
         messages=state.messages[state.saved_messages:], **{"from": state.saved_messages}))
@@ -449,13 +449,13 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
     if not task:
         raise course.CourseError("give a task, or resume an earlier run")
     state = LoopState(messages=[{"role": "user", "content": task}])
-    state.transcript = None if transcript is False else Path(transcript or course.transcript.new_path(STAGE))
+    state.transcript = None if transcript is False else Path(transcript or course.runtime.transcript.new_path(STAGE))
     return state, {}
 
 
 def resumed(which) -> tuple[LoopState, dict]:
     """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
-    saved = course.transcript.load(course.transcript.find(which, STAGE))  # this stage's runs only
+    saved = course.runtime.transcript.load(course.runtime.transcript.find(which, STAGE))  # this stage's runs only
     messages = saved.history()
     transitions = [reason for record in saved.records for reason in record["transitions"]]
     state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,
@@ -540,12 +540,12 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
-    record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
+    record = {"run": course.runtime.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
     if runs_log is not False:
-        course.runlog.append(record, runs_log)
+        course.runtime.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from IPython.display import SVG, display
 
 import course
-import course.bench
+import course.lab.bench
 import course.offline
 from course.offline import flood
 from s04 import agent as s04
@@ -190,12 +190,12 @@ print("first message from:", summarised.messages[0]["role"], "| history:", check
 # five, at 100):
 
 # %%
-bench = course.bench.run_token_bench(40, stages=("s04", "s05"))
+bench = course.lab.bench.run_token_bench(40, stages=("s04", "s05"))
 for stage, row in bench["stages"].items():
     print(f"{stage}: completed={row['completed']}, turns={row['turns']}, input tokens sent={row['input_tokens']:,}, "
           f"dollars={row['dollars']:.4f}, peak prompt={row['peak_prompt_tokens']:,}, exponent b={row['exponent']}")
 print(f"s05 / s04 input tokens sent: {bench['ratio_s05_s04']:.0%}")
-display(SVG(course.bench.plot_svg(bench)))
+display(SVG(course.lab.bench.plot_svg(bench)))
 
 # %% [markdown]
 # s04's curve bends upward; s05's stays close to a straight line, since each of its calls costs

@@ -26,9 +26,9 @@ from typing import Literal, Sequence
 import anthropic
 
 import course
-import course.confinement
-import course.paths
-import course.shell_reading
+import course.sandbox.confinement
+import course.sandbox.paths
+import course.sandbox.shell_reading
 
 if __package__:  # imported: s06.agent, or a student's copy of the stage
     from .permissions import RULES, Gate, ask_on_terminal
@@ -95,7 +95,7 @@ TOOLS = [
     {"name": "run_command",
      "description": "Run a shell command in the workspace folder and return its exit code and output. "
                     f"Killed after {COMMAND_TIMEOUT_S} s; output cut at {COMMAND_OUTPUT_CAP} bytes. Plain commands "
-                    f"({course.shell_reading.SAFE_LIST} on files of the workspace, joined by && || ; |) run; "
+                    f"({course.sandbox.shell_reading.SAFE_LIST} on files of the workspace, joined by && || ; |) run; "
                     "anything else needs a person's approval.",
      "input_schema": {"type": "object", "required": ["command"], "properties": {
          "command": {"type": "string", "description": "e.g. 'ls -l' or 'wc -l memo.md'"}}}},
@@ -110,12 +110,12 @@ TOOLS = [
 
 # --8<-- [start:run-command]
 def run_command(workspace: Path, command: str, hidden: Sequence[Path] = ()) -> str:
-    """Run a command confined by the kernel (course.confinement): the workspace the only folder it may
+    """Run a command confined by the kernel (course.sandbox.confinement): the workspace the only folder it may
     write, ``hidden`` (the files a deny rule covers) unreadable, no network, bounded in time and output,
     no secrets and no startup files in its environment, and no process of it left running afterwards."""
-    finished = course.confinement.run_confined(command, workspace, hidden=hidden, timeout_s=COMMAND_TIMEOUT_S,
+    finished = course.sandbox.confinement.run_confined(command, workspace, hidden=hidden, timeout_s=COMMAND_TIMEOUT_S,
                                                output_cap=COMMAND_OUTPUT_CAP,
-                                               environment=course.confinement.command_environment(workspace))
+                                               environment=course.sandbox.confinement.command_environment(workspace))
     if finished.timed_out:
         raise ToolError("timeout", f"the command ran longer than {COMMAND_TIMEOUT_S} s and was killed",
                         "run something quicker, or on fewer files")
@@ -142,7 +142,7 @@ def run_tool(workspace: Path, name: str, arguments, gate: Gate) -> tuple[str, bo
     """Run one tool call. Returns (text for the model, is_error); a failure never escapes."""
     try:
         output = call_tool(workspace, name, arguments, gate)
-    except (ToolError, course.paths.Refused) as error:  # the resolver's refusals are actionable too
+    except (ToolError, course.sandbox.paths.Refused) as error:  # the resolver's refusals are actionable too
         return failure(error.kind, error.message, error.hint), True
     except Exception as error:  # unforeseen: still one line for the model, never a stack trace
         return failure("tool_failed", f"{name} failed: {type(error).__name__}: {error}",
@@ -461,7 +461,7 @@ def prompt_size(usage) -> int:
 
 
 # --8<-- [start:save]
-# State you can save is a run you can resume. The file format is course.transcript's; the idea is here.
+# State you can save is a run you can resume. The file format is course.runtime.transcript's; the idea is here.
 INTERRUPTED = ("interrupted: the run was stopped after this call was made and before its result was saved, "
                "so it may or may not have happened; check before repeating it")
 
@@ -472,7 +472,7 @@ def save(state: LoopState, **facts) -> None:
     if state.transcript is None:
         return
     # "from": where in the history this line's messages go (0 after a stage rewrote the history).
-    course.transcript.append(state.transcript, dict(
+    course.runtime.transcript.append(state.transcript, dict(
         facts, turn=state.turn_count, usage=state.usage, stop_reason=state.stop_reason,
         transitions=state.transitions[state.saved_transitions:],
         messages=state.messages[state.saved_messages:], **{"from": state.saved_messages}))
@@ -488,13 +488,13 @@ def start(task: str | None, resume, transcript, trace) -> tuple[LoopState, dict]
     if not task:
         raise course.CourseError("give a task, or resume an earlier run")
     state = LoopState(messages=[{"role": "user", "content": task}])
-    state.transcript = None if transcript is False else Path(transcript or course.transcript.new_path(STAGE))
+    state.transcript = None if transcript is False else Path(transcript or course.runtime.transcript.new_path(STAGE))
     return state, {}
 
 
 def resumed(which) -> tuple[LoopState, dict]:
     """An earlier run's state, loaded from its transcript and ready to go on; and the line that last named it."""
-    saved = course.transcript.load(course.transcript.find(which, STAGE))  # this stage's runs only
+    saved = course.runtime.transcript.load(course.runtime.transcript.find(which, STAGE))  # this stage's runs only
     messages = saved.history()
     transitions = [reason for record in saved.records for reason in record["transitions"]]
     state = LoopState(messages=messages, turn_count=saved.last["turn"], transitions=transitions,
@@ -646,12 +646,12 @@ def tool_metrics(messages: list) -> tuple[dict, dict]:
 
 def log_run(result: "RunResult", task: str, runs_log) -> None:
     # A resumed run is logged again when it ends, its numbers covering the whole run ("run" names it).
-    record = {"run": course.transcript.run_id(result.transcript) if result.transcript else None,
+    record = {"run": course.runtime.transcript.run_id(result.transcript) if result.transcript else None,
               "stage": result.stage, "model": result.model, "task": task, "stop_reason": result.stop_reason,
               "turns": result.turns, "tool_calls": result.tool_calls, "tool_errors": result.tool_errors,
               "usage": result.usage, "duration_s": result.duration_s}
     if runs_log is not False:
-        course.runlog.append(record, runs_log)
+        course.runtime.runlog.append(record, runs_log)
 # --8<-- [end:metrics]
 
 
@@ -669,7 +669,7 @@ def run(task: str | None = None, *, client=None, model: str | None = None, works
     if approver is ask_on_terminal and not sys.stdin.isatty():
         approver = None  # no one to ask: ask means deny
     gate = Gate(rules=RULES if rules is None else rules, approver=approver, audit_log=audit_log,
-                confinement=course.confinement.probe())
+                confinement=course.sandbox.confinement.probe())
     if not gate.confined:  # said once a run: from here on, every command waits for a person
         trace("note", f"no kernel confinement ({gate.confinement.reason}): no command runs without a person")
     save(state, stage=STAGE, model=model, workspace=str(workspace))  # a line that names the run, or its resumption

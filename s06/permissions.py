@@ -6,8 +6,8 @@ order of the kinds decides, never the order of the list. "Ask" puts exactly one 
 shown exactly; with no one to ask, ask means deny. Every decision is one line of the audit log.
 
 What the decision is made on is read and resolved by the support package, never taken from the
-call's text: a command with the shell's own grammar (course.shell_reading), a path with the one
-resolver the file tools use too (course.paths). ``Gate.read_call()`` is where the two meet.
+call's text: a command with the shell's own grammar (course.sandbox.shell_reading), a path with the one
+resolver the file tools use too (course.sandbox.paths). ``Gate.read_call()`` is where the two meet.
 
     check:  read_call ─► decide: deny? ─► ask? ─► allow? ─► the risk's default
                                           │ ask
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import course
-import course.approval
-import course.paths
-import course.shell_reading
+import course.sandbox.approval
+import course.sandbox.paths
+import course.sandbox.shell_reading
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -40,10 +40,10 @@ INSTEAD = {  # what a denied model may do instead, by risk class
     "write": "write a new file inside the workspace instead",
     "destructive": "leave the file as it is (or tell the user it should go) and carry on with the rest of the task",
     "execute": "use the file tools (list_files, read_file, search_files) or a plain command of the safe list "
-               f"({course.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
+               f"({course.sandbox.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
-RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.paths finds runs later, whatever its name
-GIT_STORE = "<git's own store>"  # a rule's pattern for what course.paths finds in git's store, whatever its name
+RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.sandbox.paths finds runs later, whatever its name
+GIT_STORE = "<git's own store>"  # a rule's pattern for what course.sandbox.paths finds in git's store, whatever its name
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
 CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
 # --8<-- [end:risk]
@@ -79,7 +79,7 @@ class Rule:
         an entry a file tool acts on (a deny rule, where a link it acts on leads too)."""
         if call.command is not None and self.tool == "run_command":
             for words, start in call.command.programs:
-                if course.shell_reading.runs(self.pattern, words, start):
+                if course.sandbox.shell_reading.runs(self.pattern, words, start):
                     return f"matches {course.shorten(' '.join(words[start:start + 8]), 80)!r}"
         elif call.command is not None:
             for word, paths in call.command.paths:
@@ -129,16 +129,16 @@ def anywhere(name: str) -> tuple[str, str]:
 
 # --8<-- [start:default-rules]
 # Secrets: no tool reads or writes them, at any depth; a folder of that name, with everything beneath it
-# (course.paths.SECRETS: the usual names of secret files, each with the page that documents it).
+# (course.sandbox.paths.SECRETS: the usual names of secret files, each with the page that documents it).
 RULES = [
     *(Rule("deny", "run_command", program) for program in
       ("rm", "rmdir", "shred", "unlink", "sudo", "su", "doas", "curl", "wget", "nc", "dd", "mkfs*", "chmod",
        "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
-    *(Rule("deny", "*", pattern) for secret in course.paths.SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
+    *(Rule("deny", "*", pattern) for secret in course.sandbox.paths.SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
     # What other programs run without being asked (.git, editor and shell startup files, Python's startup
-    # files: course.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
+    # files: course.sandbox.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
     *(Rule("ask", "|".join(CHANGES), pattern, f"{name}: {why}; what is written there runs later, outside every "
-           "confinement") for name, why in course.paths.RUN_LATER.items() for pattern in anywhere(name)),
+           "confinement") for name, why in course.sandbox.paths.RUN_LATER.items() for pattern in anywhere(name)),
     # And what runs later whatever its name, as the support package finds it on disk: a folder git takes
     # for a repository (repo.git), a json.py in any folder of the workspace, which a script there imports.
     Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there runs later, outside every confinement"),
@@ -159,7 +159,7 @@ class Call:
     acts_on: list[str]        # the entries it acts on (relative to the workspace); for a command, its text as sh reads it
     leads_to: list[str] = ()  # its other names (as written, by a link passed or leading to it): rules see them too
     refused: str = ""         # why nothing may allow it: an empty or overlong command, a hard link of a denied file
-    command: course.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
+    command: course.sandbox.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
     unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)
     once_only: str = ""       # why a person's "always" may not cover it ("" when it may)
     runs_later: str = ""      # why another program runs what it changes, found on disk, whatever its name
@@ -227,7 +227,7 @@ class Gate:
     rules: list
     approver: Approver | None = None   # a person: (tool, arguments, why, covers) -> (answer, reason); None: no one
     audit_log: object = None            # a path, None for the default, or False for none
-    confinement: object = None          # course.confinement.Confinement; None or unavailable: nothing runs without a person
+    confinement: object = None          # course.sandbox.confinement.Confinement; None or unavailable: nothing runs without a person
     approved: set = field(default_factory=set)  # (tool, exact subject) a person allowed always
     secrets_seen: set = field(default_factory=set)  # every secret file this run found: moved, it stays hidden
 
@@ -237,7 +237,7 @@ class Gate:
 
     def check(self, workspace: Path, name: str, arguments: dict) -> Verdict:
         """The verdict on one call, put to a person when the rules say ask, and audited. A path that
-        leads out is refused before (course.paths.Refused): an escape is no question for anyone."""
+        leads out is refused before (course.sandbox.paths.Refused): an escape is no question for anyone."""
         call = self.read_call(workspace, name, arguments)
         verdict = decide(call, self.rules, self.approved)
         if verdict.decision == "ask":
@@ -255,18 +255,18 @@ class Gate:
             def denied(path: str) -> bool:  # a path operand a deny rule covers is not safe without a person
                 return any(rule.decision == "deny" and rule.covers(name, path) for rule in self.rules)
 
-            command = course.shell_reading.read(workspace, arguments["command"], covered=denied, hidden=hidden)
+            command = course.sandbox.shell_reading.read(workspace, arguments["command"], covered=denied, hidden=hidden)
             reason = self.confinement.reason if self.confinement is not None else "it was not probed"
             unconfined = "" if self.confined else f"kernel confinement is not available ({reason}), so no command runs without a person"
             unsafe = "; ".join(reason for reason in (command.unsafe, unconfined) if reason)  # every reason, for the person
             return Call(name, RISK[name], [command.text], refused=command.refused, command=command,
                         unsafe=unsafe, once_only=command.once_only)
-        found = course.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden,
+        found = course.sandbox.paths.subjects(workspace, arguments, follow_link=name not in ACTS_ON_LINKS, hidden=hidden,
                                       covered=self.denied())
         risk = "destructive" if name == "write_file" and found.overwrites else RISK.get(name, "execute")
         # The harness's own files (transcripts, logs) and the Python that runs it: no rule, no person.
-        harness = course.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
-        refused = harness or found.same_file or course.paths.too_much_to_write(arguments.get("content"))
+        harness = course.sandbox.paths.harness_problem(workspace, found.acted_on + found.leads_to, writes=name in CHANGES)
+        refused = harness or found.same_file or course.sandbox.paths.too_much_to_write(arguments.get("content"))
         return Call(name, risk, found.acted_on, found.leads_to, refused=refused, runs_later=found.runs_later,
                     git_store=found.git_store)
     # --8<-- [end:read-call]
@@ -294,19 +294,19 @@ class Gate:
         """The files inside the workspace that a deny rule covers (.env at any depth), and their other
         names, each secret this run has seen wherever it now lies, and the harness's own files: a command
         is confined so that it cannot read them, and search_files skips them."""
-        return ([path for path in course.paths.covered_files(workspace, self.denied(), self.secrets_seen)
-                 if not course.paths.plain_git_config(path)]  # git cannot run without it: hidden if it holds a token
-                + course.paths.inside(workspace.resolve(), course.paths.harness_files()))
+        return ([path for path in course.sandbox.paths.covered_files(workspace, self.denied(), self.secrets_seen)
+                 if not course.sandbox.paths.plain_git_config(path)]  # git cannot run without it: hidden if it holds a token
+                + course.sandbox.paths.inside(workspace.resolve(), course.sandbox.paths.harness_files()))
 
     def denied(self) -> Callable[[str], bool]:
         """Whether a deny rule of the file tools covers a path (relative to the workspace), the globs in one expression."""
-        return course.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
+        return course.sandbox.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
                                       and rule.tool != "run_command" and rule.fits("read_file")])
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:
-            course.runlog.append({"tool": name, "arguments": arguments, "rule": verdict.why, "decision": verdict.decision,
-                                  "decided_by": verdict.decided_by}, self.audit_log or course.runlog.audit_path())
+            course.runtime.runlog.append({"tool": name, "arguments": arguments, "rule": verdict.why, "decision": verdict.decision,
+                                  "decided_by": verdict.decided_by}, self.audit_log or course.runtime.runlog.audit_path())
 
 
 def what_always_covers(call: Call, subjects: list[str]) -> str:
@@ -320,12 +320,12 @@ def what_always_covers(call: Call, subjects: list[str]) -> str:
 
 def ask_on_terminal(tool: str, arguments: dict, why: str, covers: str) -> tuple[str, str]:
     """The person in 'ask', at a terminal (run() uses it only when there is one): the whole call, as
-    data, wrapped by this program, with its length and every reason (course.approval). A call too long
+    data, wrapped by this program, with its length and every reason (course.sandbox.approval). A call too long
     to show on one screen is not asked about. An answer it cannot read is asked again; the end of
     input (Ctrl-D) is a no."""
     try:
-        *question, prompt = course.approval.screen(tool, arguments, why, covers)
-    except course.approval.TooLong as too_long:
+        *question, prompt = course.sandbox.approval.screen(tool, arguments, why, covers)
+    except course.sandbox.approval.TooLong as too_long:
         return "not asked", str(too_long)
     print("\n" + "\n".join(question))
     while True:

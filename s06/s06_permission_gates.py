@@ -22,11 +22,11 @@
 # - every decision is written to an **audit log**.
 #
 # What the decision is made on comes from the support package, which this chapter uses and does not
-# build: a **command** read with the shell's own grammar (tree-sitter-bash, `course.shell_reading`),
+# build: a **command** read with the shell's own grammar (tree-sitter-bash, `course.sandbox.shell_reading`),
 # so that only a plain command of the safe list, on paths inside the workspace, runs without a
 # person, and a deny rule finds its program anywhere in the tree; every **path** resolved inside the
-# workspace by one resolver (`course.paths`) that the file tools use too; and every command run
-# **confined by the kernel** (`course.confinement`).
+# workspace by one resolver (`course.sandbox.paths`) that the file tools use too; and every command run
+# **confined by the kernel** (`course.sandbox.confinement`).
 #
 # Everything runs offline unless you set an API key (see the s00 notebook).
 
@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 
 import course
-import course.confinement
-import course.paths
-import course.shell_reading
+import course.sandbox.confinement
+import course.sandbox.paths
+import course.sandbox.shell_reading
 from s05 import agent as s05
 from s06 import agent
 
@@ -56,7 +56,7 @@ os.environ["AGENT_COURSE_AUDIT_LOG"] = AUDIT_LOG = str(scratch / "audit.jsonl")
 print("model in use:", course.resolve_model())
 print("risk classes:", permissions.RISK)
 print("defaults:", permissions.DEFAULT_DECISION)
-print("confinement:", course.confinement.probe())
+print("confinement:", course.sandbox.confinement.probe())
 
 # %% [markdown]
 # ## The code
@@ -86,7 +86,7 @@ print("\n".join(str(rule) for rule in agent.RULES))
 
 # %%
 workspace = course.prepare_workspace()
-gate = agent.Gate(rules=agent.RULES, approver=None, audit_log=False, confinement=course.confinement.probe())
+gate = agent.Gate(rules=agent.RULES, approver=None, audit_log=False, confinement=course.sandbox.confinement.probe())
 
 
 def decided(tool, arguments):
@@ -117,7 +117,7 @@ for tool, arguments in EXAMPLES:
 # ## 2. Commands, read with the shell's grammar
 #
 # A rule that allows `ls` must not allow `ls && rm -rf .`: that bypass was reported against several
-# agents. `course.shell_reading.read_command` parses a command with tree-sitter-bash and classifies the tree: is it
+# agents. `course.sandbox.shell_reading.read_command` parses a command with tree-sitter-bash and classifies the tree: is it
 # *plain* (words joined by `&&`, `||`, `;`, `|`, nothing the shell expands or runs first), and which
 # programs appear anywhere in it, behind wrappers and inside substitutions included.
 
@@ -134,7 +134,7 @@ COMMANDS = [
     "echo 'unbalanced",
 ]
 for command in COMMANDS:
-    reading = course.shell_reading.read_command(command)
+    reading = course.sandbox.shell_reading.read_command(command)
     plain = f"plain: {reading.commands}" if reading.plain else f"not plain: {reading.why_not}"
     verdict = decided("run_command", {"command": command})
     print(f"{command!r}\n    {plain}\n    {verdict.decision}: {verdict.why}")
@@ -145,7 +145,7 @@ for command in COMMANDS:
 # %% [markdown]
 # ## 3. The path sandbox
 #
-# Every file tool, and the gate, resolves a path with one resolver (`course.paths.resolve`: `..` and
+# Every file tool, and the gate, resolves a path with one resolver (`course.sandbox.paths.resolve`: `..` and
 # symbolic links followed) and refuses one that ends outside the workspace. Let us set traps: a sibling folder whose name *starts with* the workspace's
 # name, holding a secret, and a symbolic link inside the workspace that points into it.
 
@@ -176,9 +176,9 @@ def string_check(path):
 
 def sandbox(path):
     try:
-        course.paths.resolve(workspace, path)
+        course.sandbox.paths.resolve(workspace, path)
         return "allowed"
-    except course.paths.Refused as error:
+    except course.sandbox.paths.Refused as error:
         return f"refused: {error.message}"
 
 
@@ -212,7 +212,7 @@ def scripted_person(tool, arguments, why, covers):
 
 
 person_gate = agent.Gate(rules=agent.RULES, approver=scripted_person,   # audit_log=None: the default audit log
-                         confinement=course.confinement.probe())
+                         confinement=course.sandbox.confinement.probe())
 
 
 def attempt(tool, arguments):
@@ -260,14 +260,14 @@ for expression in ["1250 * 16", "9**9**9", "(((9**64)**64)**64)**64", "2**4000",
 # %% [markdown]
 # The command tool runs in the workspace, with a timeout, an output cap, and an environment that
 # holds no secrets: the cell below prints the names of every variable a command gets, read from
-# the function the tool calls (`course.confinement.command_environment`), and the `HOME` it is
+# the function the tool calls (`course.sandbox.confinement.command_environment`), and the `HOME` it is
 # given, a folder that does not exist (a home in the workspace would let the model write startup
 # files that programs then run). A token in this notebook's environment is not visible to the
 # command. (The gate would ask a person about this command, since `$` is expanded by the shell;
 # here we call the tool itself, past the gate.)
 
 # %%
-environment = course.confinement.command_environment(workspace)
+environment = course.sandbox.confinement.command_environment(workspace)
 print("a command gets:", sorted(environment), "| its HOME:", environment["HOME"],
       "| exists:", Path(environment["HOME"]).exists())
 os.environ["NOTEBOOK_SECRET_TOKEN"] = "s3cr3t"

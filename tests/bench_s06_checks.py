@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
 import course  # noqa: E402
-import course.confinement  # noqa: E402
-import course.paths  # noqa: E402
-import course.transcript  # noqa: E402
+import course.sandbox.confinement  # noqa: E402
+import course.sandbox.paths  # noqa: E402
+import course.runtime.transcript  # noqa: E402
 from helpers import load_stage  # noqa: E402
 
 s06 = load_stage("s06")
@@ -53,7 +53,7 @@ def main() -> None:
     workspace = sample_with_a_repository()
     folder = workspace.parent
     (workspace / ".env").write_text("KEY=1\n")
-    confinement = course.confinement.Confinement(True, "assumed")
+    confinement = course.sandbox.confinement.Confinement(True, "assumed")
     new, old = (s06.Gate(rules=rules, approver=None, audit_log=False, confinement=confinement) for rules in (s06.RULES, BEFORE))
     rows = []
     for tool, arguments in (("read_file", {"path": "memo.md"}), ("write_file", {"path": "report.txt", "content": "x"}),
@@ -61,31 +61,31 @@ def main() -> None:
         with_new, with_old = (median_us(lambda gate=gate: gate.check(workspace, tool, arguments), 200) for gate in (new, old))
         rows.append((f"gate.check {tool} (default rules, {len(s06.RULES)} vs {len(BEFORE)})", with_new - with_old, with_new))
     rows.append(("harness_problem (the harness's files and Python)",
-                 median_us(lambda: course.paths.harness_problem(workspace, ["memo.md"], writes=True)), None))
+                 median_us(lambda: course.sandbox.paths.harness_problem(workspace, ["memo.md"], writes=True)), None))
     rows.append(("nearest_names (the not-found hint, hidden names left out)",
-                 median_us(lambda: course.paths.nearest_names(workspace, "memo.mx"), 100), None))
-    before = course.paths.protected_entries(workspace)
+                 median_us(lambda: course.sandbox.paths.nearest_names(workspace, "memo.mx"), 100), None))
+    before = course.sandbox.paths.protected_entries(workspace)
     rows.append(("protected_entries + read_only_mounts (before a command)",
-                 median_us(lambda: course.paths.read_only_mounts(workspace, course.paths.protected_entries(workspace)), 100), None))
+                 median_us(lambda: course.sandbox.paths.read_only_mounts(workspace, course.sandbox.paths.protected_entries(workspace)), 100), None))
     rows.append(("remove_new_protected (the sweep after a command)",
-                 median_us(lambda: course.paths.remove_new_protected(workspace, before), 100), None))
-    if course.confinement.probe().available:
-        real = course.paths.protected_entries
-        confined = median_us(lambda: course.confinement.run_confined("true", workspace), 40)
-        course.paths.protected_entries = lambda workspace: {}
-        bare = median_us(lambda: course.confinement.run_confined("true", workspace), 40)
-        course.paths.protected_entries = real
+                 median_us(lambda: course.sandbox.paths.remove_new_protected(workspace, before), 100), None))
+    if course.sandbox.confinement.probe().available:
+        real = course.sandbox.paths.protected_entries
+        confined = median_us(lambda: course.sandbox.confinement.run_confined("true", workspace), 40)
+        course.sandbox.paths.protected_entries = lambda workspace: {}
+        bare = median_us(lambda: course.sandbox.confinement.run_confined("true", workspace), 40)
+        course.sandbox.paths.protected_entries = real
         rows.append(("run_confined('true'): read-only mounts, sweep, IPC namespace, keyring", confined - bare, confined))
-    course.transcript.DURABLE = False
+    course.runtime.transcript.DURABLE = False
     os.environ["AGENT_COURSE_TRANSCRIPTS"] = str(folder / "transcripts")
     os.environ["AGENT_COURSE_KEY"] = str(folder / "key")
     line = {"turn": 1, "usage": {"input_tokens": 1, "output_tokens": 1}, "stop_reason": None, "transitions": [],
             "messages": [{"role": "user", "content": "x" * 2000}]}
     signed, unsigned = folder / "transcripts" / "s06-1.jsonl", folder / "transcripts" / "s05-1.jsonl"
-    course.transcript.append(signed, dict(line, stage="s06"))
-    course.transcript.append(unsigned, dict(line, stage="s05"))
-    with_mac = median_us(lambda: course.transcript.append(signed, line), 300)
-    without = median_us(lambda: course.transcript.append(unsigned, line), 300)
+    course.runtime.transcript.append(signed, dict(line, stage="s06"))
+    course.runtime.transcript.append(unsigned, dict(line, stage="s05"))
+    with_mac = median_us(lambda: course.runtime.transcript.append(signed, line), 300)
+    without = median_us(lambda: course.runtime.transcript.append(unsigned, line), 300)
     rows.append(("transcript.append, a signed line (HMAC) vs an unsigned one", with_mac - without, with_mac))
     for name, added, total in rows:
         print(f"{added:9.1f} µs added{'' if total is None else f' (of {total:,.0f} µs)':>20}  {name}")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import settings
 
 import course
-import course.schema  # before nbformat imports jsonschema: it keeps rfc3987-syntax out (1 s; see there)
+import course.runtime.schema  # before nbformat imports jsonschema: it keeps rfc3987-syntax out (1 s; see there)
 from helpers import STAGES, load_stage
 
 # The suite is deterministic: property tests draw the same examples on every run (CI and a clean
@@ -68,13 +68,13 @@ def pytest_collection_modifyitems(config, items):
 # Which stages a test pins is declared with @pytest.mark.stage(...) (on the test, its parameter, or the
 # module's pytestmark; the closest one counts; an empty one pins none), and grading a stage runs exactly
 # the tests that pin it
-# (course.exercises). A test may load a stage it does not pin (to compare s03 with s04, say), so the
+# (course.grading.exercises). A test may load a stage it does not pin (to compare s03 with s04, say), so the
 # declaration is checked against what each test's own code loads (load_stage("s03"), load_stage(<a
 # parameter>), a stage fixture such as `s04`): a test that loads a stage and declares none, or declares
 # one it does not load, is recorded here, and tests/test_stage_files.py fails naming it.
 PINNING_PROBLEMS: dict[str, str] = {}
 STAGE_NAMES = set(STAGES)
-# helpers.load_stage (a student's copy while one is graded), not course.ladder's or course.bench's.
+# helpers.load_stage (a student's copy while one is graded), not course.lab.ladder's or course.lab.bench's.
 LITERAL_LOAD = re.compile(r"(?<![.\w])load_stage\(\s*[\"'](s\d\d)[\"']\s*\)")
 NAMED_LOAD = re.compile(r"(?<![.\w])load_stage\(\s*([A-Za-z_]\w*)\s*\)")
 
@@ -152,9 +152,9 @@ def offline_environment(request, monkeypatch, tmp_path):
 
 @pytest.fixture
 def confined():
-    """What course.confinement found on this machine; the test is skipped, saying why, where it cannot confine."""
-    import course.confinement
-    found = course.confinement.probe()
+    """What course.sandbox.confinement found on this machine; the test is skipped, saying why, where it cannot confine."""
+    import course.sandbox.confinement
+    found = course.sandbox.confinement.probe()
     if not found.available:
         pytest.skip(found.reason)
     return found

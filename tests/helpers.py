@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import course
-from course.limits import run_options
+from course.helpers.limits import run_options
 from course.offline import Reply, validate_request
 from course.offline.flood import COUNT_TASK, logs
 
@@ -28,7 +28,7 @@ DONE = [{"type": "text", "text": "Done."}]
 def load_stage(name: str):
     """A stage's agent module, e.g. load_stage("s01"); a student's copy of it instead while
     `python -m course check` grades one (it names the copy in AGENT_COURSE_STUDENT_STAGE)."""
-    from course.exercises import import_student_copy
+    from course.grading.exercises import import_student_copy
 
     student_copy = import_student_copy(name)
     return student_copy if student_copy is not None else importlib.import_module(f"{name}.agent")
@@ -44,7 +44,7 @@ def scripted_client(*replies: list[dict] | Reply, **options):
     """A client whose model sends ``replies`` (lists of content blocks, or Replies) in order, and the
     list of the request bodies it answered. It is the offline model with a script
     (``course.make_client(behaviour=...)``): every request is validated like the real API's, and
-    each reply is checked as a local server's is (course.replies: the shape every stage relies on),
+    each reply is checked as a local server's is (course.helpers.replies: the shape every stage relies on),
     so within that shape a reply can be what a real model would never send (a tool_use input that is
     not an object, an empty tool name) and an Anthropic-compatible local server might: the harness
     must cope. ``options`` go to make_client (``faults``, ``context_window``...)."""
@@ -119,7 +119,7 @@ def load_hook():
 
 def module_from_source(folder: Path, file_name: str, source: str, name: str | None = None):
     """A module written to ``folder/file_name.py`` and imported under ``name`` (default: file_name;
-    remove it from sys.modules when done): a function with a file of its own, for course.isolated."""
+    remove it from sys.modules when done): a function with a file of its own, for course.sandbox.isolated."""
     name = name or file_name
     path = folder / f"{file_name}.py"
     path.write_text(source, encoding="utf-8")
@@ -131,10 +131,10 @@ def module_from_source(folder: Path, file_name: str, source: str, name: str | No
 
 
 def cgroups_a_command_gets() -> set[str]:
-    """The controllers (pids, memory) of which course.confinement can make a group of a command's own
+    """The controllers (pids, memory) of which course.sandbox.confinement can make a group of a command's own
     here; the groups made to find out are removed."""
-    import course.confinement
-    groups = course.confinement._groups_of_its_own()
+    import course.sandbox.confinement
+    groups = course.sandbox.confinement._groups_of_its_own()
     for folder in set(groups.values()):
         os.rmdir(folder)
     return set(groups)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import course
-import course.confinement
+import course.sandbox.confinement
 from helpers import DONE, load_stage, results_in, scripted_client
 
 s06 = load_stage("s06")
@@ -28,8 +28,8 @@ permissions = sys.modules[s06.Gate.__module__]  # the permissions module the sta
 
 OUTSIDE_SECRET = "OUTSIDE-SECRET-7f3a"
 ENV_SECRET = "ENV-SECRET-91c2"
-AVAILABLE = course.confinement.Confinement(available=True, reason="assumed available by the test")
-UNAVAILABLE = course.confinement.Confinement(available=False, reason="no Landlock on this test's kernel")
+AVAILABLE = course.sandbox.confinement.Confinement(available=True, reason="assumed available by the test")
+UNAVAILABLE = course.sandbox.confinement.Confinement(available=False, reason="no Landlock on this test's kernel")
 
 
 # ---------------------------------------------------------------- the world around the workspace
@@ -95,7 +95,7 @@ class Person:
 
 def gate(approver=None, confinement=AVAILABLE, *, rules=None, audit_log=False):
     """s06's Gate with the default rules (or ``rules``) and no audit log (or ``audit_log``). Confinement is
-    assumed available unless told (``course.confinement.probe()`` for the kernel's answer, as run() asks
+    assumed available unless told (``course.sandbox.confinement.probe()`` for the kernel's answer, as run() asks
     it; None for a gate that was never told, which lets no command run without a person)."""
     return s06.Gate(rules=s06.RULES if rules is None else rules, approver=approver, audit_log=audit_log,
                     confinement=confinement)

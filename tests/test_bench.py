@@ -8,10 +8,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from course import bench, prices, runlog
+from course.lab import bench
+from course.runtime import prices, runlog
 from course.__main__ import main
-from course.models import CourseError
-from course.svgplot import line_chart, nice_step, short_number, tick_values
+from course.runtime.models import CourseError
+from course.lab.svgplot import line_chart, nice_step, short_number, tick_values
 
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
 
@@ -153,7 +154,7 @@ def test_a_chart_places_points_inside_its_axes():
 
 
 def test_the_call_benchmark_reports_the_median_and_quartiles_of_real_calls():
-    from course.bench import run_call_bench
+    from course.lab.bench import run_call_bench
     result = run_call_bench(calls=12)
     assert result["calls"] == 12
     assert 0 < result["q1_ms"] <= result["median_ms"] <= result["q3_ms"]

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from course import build_cache, site
+from course.site import build_cache, pages as site
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 import course
-from course import prices
+from course.runtime import prices
 from course.offline import tokens
 from course.offline.cache import LOOKBACK_BLOCKS, MINIMUM_CACHEABLE_TOKENS, PromptCache
 
@@ -212,10 +212,10 @@ def test_a_call_is_priced_by_kind_of_token():
 def test_every_model_the_sdk_lists_is_priced_and_the_default_is_of_the_current_line():
     import typing
 
-    from course.models import DEFAULT_CLAUDE_MODEL
+    from course.runtime.models import DEFAULT_CLAUDE_MODEL
     listed = typing.get_args(typing.get_args(anthropic.types.Model)[0])
     unpriced = [model for model in listed if model != "claude-mythos-preview" and prices.price_of(model) is None]
-    assert not unpriced, f"add these to course/prices.py, from the pricing page: {unpriced}"
+    assert not unpriced, f"add these to course/runtime/prices.py, from the pricing page: {unpriced}"
     assert prices.price_of(DEFAULT_CLAUDE_MODEL) is not None
     assert DEFAULT_CLAUDE_MODEL in listed
     assert DEFAULT_CLAUDE_MODEL not in anthropic._data.DEPRECATED_MODELS
@@ -245,7 +245,8 @@ def test_an_unknown_model_has_no_price_rather_than_a_guess():
 @pytest.mark.stage("s05")  # s05 runs, the runs log records
 def test_the_runs_log_and_stats_give_the_cost_of_each_run(tmp_path, workspace):
     from conftest import load_stage
-    from course import runlog, stats
+    from course.runtime import runlog
+    from course.lab import stats
     from course.offline.flood import COUNT_TASK, logs
 
     log = tmp_path / "runs.jsonl"

@@ -1,4 +1,4 @@
-"""The calculator behind every stage's ``calculate`` tool (course.arithmetic): Python's own arithmetic,
+"""The calculator behind every stage's ``calculate`` tool (course.helpers.arithmetic): Python's own arithmetic,
 read as a syntax tree and never eval()'d, and bounded so that no answer takes the machine with it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import course
-import course.arithmetic as arithmetic
+import course.helpers.arithmetic as arithmetic
 from helpers import load_stage, each_stage
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]

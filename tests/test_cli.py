@@ -133,7 +133,7 @@ def test_a_real_model_without_a_key_is_a_one_line_error_naming_the_key(folder, c
 
 
 def test_the_trace_shows_a_structured_result_as_a_person_reads_it():
-    from course.trace import readable
+    from course.runtime.trace import readable
     assert readable('{"ok": true, "output": "a\\nb"}') == "a\nb"
     assert readable('{"ok": false, "error": "not_found", "message": "no x", "hint": "try y"}') == \
         "not_found: no x (hint: try y)"

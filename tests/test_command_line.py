@@ -26,7 +26,7 @@ import course
 from course.__main__ import main as course_main
 from helpers import REPORT_TASK, each_stage, load_stage
 
-pytestmark = pytest.mark.stage()  # these tests drive a stage to test the command line (course.cli); they pin no stage
+pytestmark = pytest.mark.stage()  # these tests drive a stage to test the command line (course.running.cli); they pin no stage
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST = "List the files"
@@ -117,16 +117,16 @@ def test_a_run_whose_output_is_cut_short_ends_quietly(command, tmp_path):
     code, line, err = read_one_line_then_close(*command)
     assert line.startswith("── turn 1")
     assert_quiet(err)
-    assert code == course.cli.CLOSED_PIPE
+    assert code == course.running.cli.CLOSED_PIPE
     assert fresh_copies(tmp_path) == []  # s01 cannot resume: its copy goes
 
 
 def test_a_resumable_run_cut_short_keeps_its_workspace_for_resume(tmp_path):
     code, _, err = read_one_line_then_close("s02/agent.py", REPORT_TASK, "--model", "offline-looping")
     assert_quiet(err)
-    assert code == course.cli.CLOSED_PIPE
+    assert code == course.running.cli.CLOSED_PIPE
     [workspace] = fresh_copies(tmp_path)
-    assert course.transcript.first_line(course.transcript.find("last", "s02"))["workspace"] == str(workspace)
+    assert course.runtime.transcript.first_line(course.runtime.transcript.find("last", "s02"))["workspace"] == str(workspace)
 
 
 # One of each way out: a course command, argparse's --help, and a stage's run, buffered (as a learner's
@@ -143,7 +143,7 @@ def test_a_command_whose_reader_is_gone_before_it_prints_ends_quietly(command, u
     finally:
         os.close(writing)
     assert_quiet(completed.stderr)
-    assert completed.returncode in (0, course.cli.CLOSED_PIPE)  # --help exits 0 by argparse, the rest 141
+    assert completed.returncode in (0, course.running.cli.CLOSED_PIPE)  # --help exits 0 by argparse, the rest 141
 
 
 # ---------------------------------------------------------------- fresh workspaces are removed when the run is over
@@ -162,7 +162,7 @@ def test_keep_workspace_keeps_the_fresh_copy_and_says_where(tmp_path, capsys):
     [workspace] = fresh_copies(tmp_path)
     assert (workspace / "report.txt").is_file()
     assert workspace_line(capsys.readouterr().out).startswith(str(workspace))
-    assert not course.workspace.is_fresh_copy(workspace)  # the learner's now: never removed later
+    assert not course.runtime.workspace.is_fresh_copy(workspace)  # the learner's now: never removed later
 
 
 def test_a_workspace_the_learner_named_is_never_removed(tmp_path, capsys):
@@ -217,13 +217,13 @@ class InterruptedAtTurnTwo(course.TracePrinter):
 
 
 def test_an_interrupted_run_keeps_its_workspace_only_if_it_can_resume(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(course.cli, "TracePrinter", InterruptedAtTurnTwo)
+    monkeypatch.setattr(course.running.cli, "TracePrinter", InterruptedAtTurnTwo)
     assert load_stage("s01").main([REPORT_TASK]) == 130
     assert fresh_copies(tmp_path) == []  # s01 cannot go on: nothing to keep it for
     assert load_stage("s03").main([REPORT_TASK]) == 130
     assert "--resume last" in capsys.readouterr().err
     [workspace] = fresh_copies(tmp_path)
-    monkeypatch.setattr(course.cli, "TracePrinter", course.TracePrinter)
+    monkeypatch.setattr(course.running.cli, "TracePrinter", course.TracePrinter)
     assert load_stage("s03").main(["--resume", "last"]) == 0
     assert fresh_copies(tmp_path) == [] and "removed" in workspace_line(capsys.readouterr().out)
 
@@ -263,7 +263,7 @@ def test_a_student_copy_inside_a_git_work_tree_is_ignored_by_git(tmp_path, capsy
     (repository / ".gitignore").write_text(".venv/\n", encoding="utf-8")
     subprocess.run([*git, "add", ".gitignore"], check=True)
     subprocess.run([*git, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start"], check=True)
-    course.exercises.make_student_copy("s00", repository / "my-s00")
+    course.grading.exercises.make_student_copy("s00", repository / "my-s00")
     printed = capsys.readouterr().out
     assert "git ignores the copy" in printed
     assert subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout == ""
@@ -272,7 +272,7 @@ def test_a_student_copy_inside_a_git_work_tree_is_ignored_by_git(tmp_path, capsy
 
 
 def test_a_student_copy_outside_any_work_tree_gets_no_gitignore(tmp_path, capsys):
-    course.exercises.make_student_copy("s00", tmp_path / "my-s00")
+    course.grading.exercises.make_student_copy("s00", tmp_path / "my-s00")
     assert not (tmp_path / "my-s00" / ".gitignore").exists()
     assert "git" not in capsys.readouterr().out.replace("grade it with", "")
 
@@ -305,12 +305,12 @@ def test_the_answer_and_an_api_error_are_printed_as_data_too():
     message: each may carry what a model or a server wrote, so none of it is obeyed either."""
     result = {"stop_reason": "no_progress", "turns": 2, "usage": {"input_tokens": 1, "output_tokens": 1},
               "answer": TERMINAL_ATTACK, "explanation": TERMINAL_ATTACK, "workspace": "/w"}
-    printed = course.cli.answer_text(result)
+    printed = course.running.cli.answer_text(result)
     assert not [char for char in OBEYED if char in printed]
     assert "\nDone.\n" in printed and "stopped: Done." in printed  # lines are still lines
     response = httpx2.Response(500, request=httpx2.Request("POST", "http://localhost/v1/messages"))
     error = anthropic.InternalServerError(TERMINAL_ATTACK, response=response, body={"error": {"message": TERMINAL_ATTACK}})
-    explained = course.cli.explain_api_error(error)
+    explained = course.running.cli.explain_api_error(error)
     assert not [char for char in OBEYED if char in explained] and "\\x1b[8m" in explained
 
 

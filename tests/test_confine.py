@@ -1,4 +1,4 @@
-"""s06's second layer: whatever the gate lets run is confined by the kernel (course/confinement.py).
+"""s06's second layer: whatever the gate lets run is confined by the kernel (course/sandbox/confinement.py).
 
 Each attack runs twice where that makes the test meaningful: confined, where it must fail, and with
 AGENT_COURSE_NO_CONFINEMENT=1, where the same command succeeds. A test that only checked the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import course.confinement as confine
+import course.sandbox.confinement as confine
 
 SECRET = "sk-ant-not-a-real-key-0123"
 BESIDE = "the folder beside the workspace"
@@ -451,8 +451,8 @@ UNPRIVILEGED = textwrap.dedent("""\
     import sys, types
     from pathlib import Path
     package = sys.modules["course"] = types.ModuleType("course")  # the package's folder, not its __init__:
-    package.__path__ = [sys.argv[1]]  # confinement and what it imports need nothing but the standard library
-    import course.confinement as confine
+    package.__path__ = [sys.argv[1]]  # the sandbox and what it imports need nothing but the standard library
+    import course.sandbox.confinement as confine
     found = confine.probe()
     print(found.available, found.reason)
     workspace = Path(sys.argv[2])
@@ -478,7 +478,7 @@ def test_an_unprivileged_user_is_confined_too(confined):
             os.chown(path, 65534, 65534)
         folder.chmod(0o755)
         result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python,
-                                 "-I", "-c", UNPRIVILEGED, str(Path(confine.__file__).parent), str(workspace)],
+                                 "-I", "-c", UNPRIVILEGED, str(Path(confine.__file__).parents[1]), str(workspace)],
                                 capture_output=True, text=True, timeout=20,
                                 env={"PATH": "/usr/bin:/bin", "TMPDIR": str(scratch)})
         assert result.stdout.startswith("True Landlock"), result.stdout + result.stderr

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-import course.confinement as confine
-from course import grading, grading_jail
+import course.sandbox.confinement as confine
+from course.grading import grade as grading, jail as grading_jail
 from test_grading import make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # the support package's confinement and the grader: no stage is loaded

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 import course
-import course.confinement as confine
-import course.paths
-import course.workspace
+import course.sandbox.confinement as confine
+import course.sandbox.paths
+import course.runtime.workspace
 from helpers import cgroups_a_command_gets
 
 pytestmark = pytest.mark.stage()  # the support package's confinement: no stage is loaded
@@ -152,7 +152,7 @@ def fast_folder(tmp_path):
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
         folder = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="confine-test-"))
         yield folder
-        course.workspace.remove_tree(folder)
+        course.runtime.workspace.remove_tree(folder)
     else:
         yield tmp_path
 
@@ -173,12 +173,12 @@ def test_every_walk_of_the_workspace_holds_against_a_chain_a_command_made(confin
     (fast_folder / ".env").write_text("KEY=1\n")
     confine.run_confined(CHAIN, fast_folder)
     assert (fast_folder / "deep" / "deep").is_dir()
-    hidden = course.paths.covered_files(fast_folder, course.paths.any_glob([".env", "**/.env"]))
+    hidden = course.sandbox.paths.covered_files(fast_folder, course.sandbox.paths.any_glob([".env", "**/.env"]))
     assert fast_folder.resolve() / ".env" in hidden
-    assert course.paths.protected_entries(fast_folder) == {}
-    assert course.paths.links_inside(fast_folder) == {}
-    names = [path for path, _ in course.paths.entries_under(fast_folder)]
-    assert len(names) > 100 and all(len(os.fsencode(str(path))) < course.paths.PATH_MAX for path in names)
+    assert course.sandbox.paths.protected_entries(fast_folder) == {}
+    assert course.sandbox.paths.links_inside(fast_folder) == {}
+    names = [path for path, _ in course.sandbox.paths.entries_under(fast_folder)]
+    assert len(names) > 100 and all(len(os.fsencode(str(path))) < course.sandbox.paths.PATH_MAX for path in names)
     assert ".env" in course.snapshot(fast_folder)
     finished = confine.run_confined("mkdir -p deep/.git/objects deep/.git/refs && echo ref > deep/.git/HEAD", fast_folder)
     assert "deep/.git" in finished.removed and not (fast_folder / "deep" / ".git").exists()
@@ -195,14 +195,14 @@ def test_the_remover_follows_no_link_and_opens_what_its_owner_locked(tmp_path):
     (tree / "locked" / "file-link").symlink_to(outside / "keep")
     os.chmod(tree / "locked" / "inner", 0)
     os.chmod(tree / "locked", 0o100)
-    course.workspace.remove_tree(tree)
+    course.runtime.workspace.remove_tree(tree)
     assert not os.path.lexists(tree) and (outside / "keep").read_text() == "kept"
 
 
 def test_what_the_sweep_cannot_remove_stops_every_later_command_until_it_is_gone(confined, tmp_path, monkeypatch):
     """Fail closed: a sweep that leaves an entry says so in one line, and the next command does not run
     (its marker is not made) while the entry stands; once it is gone, commands run again."""
-    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)  # a removal that fails, whatever the cause
+    monkeypatch.setattr(course.sandbox.paths, "remove_tree", lambda path: None)  # a removal that fails, whatever the cause
     with pytest.raises(confine.LeftBehind) as left:
         confine.run_confined(REPOSITORY, tmp_path)
     assert "'.git'" in str(left.value) and "'.vscode'" in str(left.value) and "\n" not in str(left.value)
@@ -220,7 +220,7 @@ SECOND_MOUNT = """
 import subprocess
 import sys
 from pathlib import Path
-import course.confinement as confine
+import course.sandbox.confinement as confine
 workspace, second = Path(sys.argv[1]), Path(sys.argv[2])
 print("probe", confine.probe().available)
 for command in ("cat .env.local", f"cat {second}/workspace/.env.local", f"echo evil >> {second}/workspace/.vscode/tasks.json",

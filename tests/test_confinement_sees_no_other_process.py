@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import course.confinement as confine
+import course.sandbox.confinement as confine
 
 pytestmark = [pytest.mark.stage("s06"),
               pytest.mark.skipif(not confine.probe().available, reason=confine.probe().reason)]

@@ -2,7 +2,7 @@
 
 A transcript edited by hand, or by something else, must be refused in one line, never crash a
 stage's resume or lose what was saved. Each stage resumes through
-course.transcript, so s02 (the first to resume) and s06 (the last) stand for all.
+course.runtime.transcript, so s02 (the first to resume) and s06 (the last) stand for all.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_a_transcript_damaged_into_other_json_is_refused_in_one_line(stage_name,
     stage = load_stage(stage_name)
     options = {"approver": None, "audit_log": False} if stage_name == "s06" else {}
     result = stage.run(LIST, workspace=workspace, **options)
-    path = course.transcript.find(result.transcript)
+    path = course.runtime.transcript.find(result.transcript)
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[-1] = json.dumps(DAMAGED[damage](json.loads(lines[-1])))  # the last: its messages end the history
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -65,7 +65,7 @@ def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(wor
     stopped = s04.run(LIST, workspace=workspace, limits=s04.Limits(max_turns=1))
     with pytest.raises(course.CourseError, match=r"^no run to resume: .* holds no transcript of s06; run a task first$"):
         s06.run(resume="last", approver=None, audit_log=False)
-    run_id = course.transcript.run_id(stopped.transcript)
+    run_id = course.runtime.transcript.run_id(stopped.transcript)
     with pytest.raises(course.CourseError, match=rf"^run {run_id} was made by s04, not s06: resume it with "
                                                  rf"\.venv/bin/python s04/agent\.py --resume {run_id}$"):
         s06.run(resume=run_id, approver=None, audit_log=False)
@@ -75,7 +75,7 @@ def test_another_stages_run_is_not_resumed_and_the_line_says_which_stage_can(wor
 @pytest.mark.stage("s02")  # s02 resumes
 def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
     result = load_stage("s02").run(LIST, workspace=workspace)
-    path = course.transcript.find(result.transcript)
+    path = course.runtime.transcript.find(result.transcript)
     path.write_text(path.read_text(encoding="utf-8") + "[" * 50_000 + "\n" + path.read_text(encoding="utf-8"),
                     encoding="utf-8")
     with pytest.raises(course.CourseError, match=r"is damaged at line \d+ .*not a JSON object"):
@@ -86,10 +86,10 @@ def test_a_line_nested_past_what_json_can_read_is_a_damaged_line(workspace):
 def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(workspace):
     s03 = load_stage("s03")
     stopped = s03.run(LIST, workspace=workspace, limits=s03.Limits(max_turns=1))
-    path = course.transcript.find(stopped.transcript)
+    path = course.runtime.transcript.find(stopped.transcript)
     path.write_text(path.read_text(encoding="utf-8").replace(json.dumps(LIST), json.dumps(LIST + "\ud800"), 1),
                     encoding="utf-8")
-    course.transcript.sign_again(path)  # changed by hand: resumed once a person signs it again
+    course.runtime.transcript.sign_again(path)  # changed by hand: resumed once a person signs it again
     assert s03.run(resume=stopped.transcript).stop_reason == "end_turn"  # a lone surrogate kept as is could not be saved again
 
 
@@ -97,9 +97,9 @@ def test_a_lone_surrogate_saved_as_an_escape_is_replaced_when_the_run_goes_on(wo
 def test_resume_last_takes_only_a_regular_file(workspace):
     s02 = load_stage("s02")
     s02.run(LIST, workspace=workspace)
-    folder = course.transcript.folder()
+    folder = course.runtime.transcript.folder()
     newest = sorted(folder.glob("s02-*.jsonl"))[-1]
     os.mkfifo(folder / "s02-20991231-000000-aaaaaa.jsonl")  # named like a newer run: it hung resume
     (folder / "s02-20991231-000001-bbbbbb.jsonl").mkdir()
     (folder / "s02-20991231-000002-cccccc.jsonl").symlink_to(folder / "gone")
-    assert course.transcript.find("last", "s02") == newest
+    assert course.runtime.transcript.find("last", "s02") == newest

@@ -28,8 +28,8 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 import course
-from course import site as renderer
-from course import site_questions as questions
+from course.site import pages as renderer
+from course.site import questions
 from helpers import REPORT_TASK, load_hook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,7 +197,7 @@ def test_a_chapter_shows_no_stub_and_no_folded_solution(site, stage):
 
 @pytest.mark.parametrize("stage", sorted(CHAPTERS))
 def test_a_chapter_shows_each_exercise_region_it_includes_as_the_real_code(site, stage):
-    from course import exercises
+    from course.grading import exercises
 
     shown = "\n".join(code_blocks(reading_path(site, CHAPTERS[stage])))
     included = {(module, name) for _, module, name in included_sections(CHAPTERS[stage])}
@@ -235,7 +235,7 @@ def test_a_chapter_ends_with_the_three_questions_answered(site, stage):
 def test_every_stop_reason_of_a_stage_is_explained(stage):
     module = renderer.stage_module(stage)
     unexplained = set(typing.get_args(getattr(module, "StopReason", None)) or ()) - set(questions.STOP_REASONS)
-    assert not unexplained, f"add {sorted(unexplained)} to course/site_questions.py's STOP_REASONS"
+    assert not unexplained, f"add {sorted(unexplained)} to course/site/questions.py's STOP_REASONS"
 
 
 def worst_dollars(markdown: str) -> float:
@@ -243,7 +243,7 @@ def worst_dollars(markdown: str) -> float:
 
 
 def test_the_worst_case_is_priced_from_the_price_list(monkeypatch):
-    from course import prices
+    from course.runtime import prices
 
     model = questions.priced_model()
     before = worst_dollars(renderer.render("three-questions", "s03"))
@@ -255,7 +255,7 @@ def test_the_worst_case_is_priced_from_the_price_list(monkeypatch):
 
 
 def test_the_worst_case_of_s03_follows_its_limits_and_max_tokens(monkeypatch):
-    from course import prices
+    from course.runtime import prices
     from course.offline import DEFAULT_CONTEXT_WINDOW
 
     module = renderer.stage_module("s03")
@@ -272,7 +272,7 @@ def test_the_worst_case_of_s03_follows_its_limits_and_max_tokens(monkeypatch):
 
 
 def test_a_turn_that_asks_again_with_more_room_is_counted_whole():
-    from course import ladder
+    from course.lab import ladder
 
     s04 = ladder.load_stage("s04")
     asked = questions.asked_in_one_turn("s04", s04)
@@ -445,7 +445,7 @@ def test_the_server_side_page_compares_s05_with_the_apis_own_pruning_in_dollars(
 
 
 def test_the_instructors_guide_lists_every_exercise_of_the_code(site):
-    from course import exercises
+    from course.grading import exercises
 
     rows = table_with(site, "instructors", "stage")[1:]
     listed = {(row[0], row[1], row[2]) for row in rows if row[1]}
@@ -460,7 +460,7 @@ def test_the_instructors_guide_lists_every_exercise_of_the_code(site):
 
 
 def test_the_ladder_page_shows_every_scenario_and_stage(site):
-    from course import ladder, scenarios
+    from course.lab import ladder, scenarios
 
     header, *rows = table_with(site, "ladder", "scenario")
     assert header[1:] == ladder.stage_names()
@@ -485,7 +485,7 @@ def test_a_trace_is_what_the_command_line_prints(capsys):
 
 
 def test_a_stopped_run_ends_with_the_answer_lines_of_the_command_line(capsys):
-    """The stop's explanation and the cache's tokens, as course.cli.answer_text prints them; no
+    """The stop's explanation and the cache's tokens, as course.running.cli.answer_text prints them; no
     transcript line, since a page's run is saved nowhere."""
     task = "Add up the amounts in every file of the ledger folder"
     printed = renderer.trace("s03", task, model="offline-long-20", ledger=18, max_turns=5)
@@ -507,7 +507,7 @@ def test_a_page_run_writes_no_runs_log_no_transcript_and_no_audit_log(tmp_path, 
 
 
 def test_the_renderer_needs_no_mkdocs():
-    blocked = "import sys; sys.modules['mkdocs'] = None; import course.site; print(course.site.render('diff', 's00 s01')[:3])"
+    blocked = "import sys; sys.modules['mkdocs'] = None; import course.site.pages; print(course.site.pages.render('diff', 's00 s01')[:3])"
     shown = subprocess.run([sys.executable, "-c", blocked], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and shown.stdout == "???\n", shown.stderr
 
@@ -601,7 +601,7 @@ def test_an_outage_in_a_trace_is_printed_as_the_command_line_prints_it():
 
 
 def test_a_scenario_trace_runs_the_scenario():
-    from course import scenarios
+    from course.lab import scenarios
 
     printed = renderer.trace("s03", None, scenario="looping")
     assert scenarios.scenario_named("looping").task

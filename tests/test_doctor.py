@@ -7,7 +7,7 @@ import json
 import pytest
 
 import course
-from course import doctor
+from course.lab import doctor
 from course.__main__ import main
 from course.offline import ApiError, known_models
 

@@ -14,8 +14,8 @@ import pytest
 
 import course
 from helpers import load_stage
-from course import exercises
-from course.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, PytestRun, check, find_regions,
+from course.grading import exercises
+from course.grading.exercises import (STUDENT_STAGE_VARIABLE, Region, PinnedTest, PytestRun, check, find_regions,
                               make_student_copy, run_pinned_tests, scorecard, stub_out)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,7 +209,7 @@ def test_load_stage_imports_the_reference_without_a_check(monkeypatch):
 
 PLUGIN_TESTS = '''
 import pytest
-from course.exercises import import_student_copy
+from course.grading.exercises import import_student_copy
 
 pytestmark = pytest.mark.stage("s00")
 
@@ -310,7 +310,7 @@ def test_a_scorecard_cuts_reasons_to_a_line_and_shows_them_whole_when_asked():
 
 
 def test_check_runs_the_course_tests_only_when_asked_for_practice(monkeypatch):
-    from course import exercises
+    from course.grading import exercises
     from course.__main__ import main
 
     asked = {}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course import exercise_text, exercises, grading, grading_jail
+from course.grading import exercise_text, exercises, grade as grading, jail as grading_jail
 from course.__main__ import main
 
 pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage
@@ -110,7 +110,7 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
             return ('max_turns', tests[:10])""",
         "writes into the grading checkout": f"""
             import pathlib
-            for path in ('tests/conftest.py', 'course/grading_probes.py', 'course/__init__.py'):
+            for path in ('tests/conftest.py', 'course/grading/probes.py', 'course/__init__.py'):
                 with open(pathlib.Path({checkout!r}, path), 'a') as file:
                     file.write('\\n# {TRAP_MARK}\\n')
             return None""",
@@ -124,7 +124,7 @@ def cheat_bodies(root: Path, honest: Path, port: int) -> dict[str, str]:
                     pass
             return None""",
         "patches the judges in its own process": """
-            import course.grading_probes as probes
+            import course.grading.probes as probes
             for found in probes.PROBES.values():
                 for probe in found:
                     object.__setattr__(probe, 'judge', lambda case, got, want: None)
@@ -809,7 +809,7 @@ def test_an_instructors_hidden_cases_from_the_guide_are_added_and_judged(tmp_pat
 
 
 def test_the_instructors_table_names_the_function_each_exercise_text_names():
-    from course import site_code
+    from course.site import code as site_code
     table = site_code.exercise_table()
     for stage in STAGES:
         for found in exercises.stage_regions(stage):
@@ -819,7 +819,7 @@ def test_the_instructors_table_names_the_function_each_exercise_text_names():
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_chapters_exercise_section_states_every_contract_and_shows_no_solution(stage):
-    from course import site
+    from course.site import pages as site
     chapter = next(path for path in (ROOT / "docs").glob(f"{stage}-*.md") if "\n## Exercises\n" in path.read_text(encoding="utf-8"))
     assert f"\n## Exercises\n\n<!-- exercise-section {stage} -->\n" in chapter.read_text(encoding="utf-8")
     section = site.render("exercise-section", stage)

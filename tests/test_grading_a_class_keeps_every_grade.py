@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from course import grading
-from course.workspace import remove_tree
+from course.grading import grade as grading
+from course.runtime.workspace import remove_tree
 from course.__main__ import main
 from test_grading import make_copy
 

@@ -1,7 +1,7 @@
 """A copy whose case loops until its time runs out is counted as computing, not blamed on a busy machine.
 
 Each case runs in a fork of the child; the CPU the copy used is what tells a loop from a wait or a
-loaded machine (course/grading.py turns it into the reason). The fork that was running when the
+loaded machine (course/grading/grade.py turns it into the reason). The fork that was running when the
 time ran out is never reaped by the child, so the child's own account left out the very loop that
 ran out of time, and a plain busy loop was blamed on the machine.
 """
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from course import grading, grading_jail
+from course.grading import grade as grading, jail as grading_jail
 from test_grading import make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # grades a copy: it pins the grader, no stage

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from course import grading, grading_jail
+from course.grading import grade as grading, jail as grading_jail
 from test_grading import make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # grades a copy: it pins the grader, no stage

@@ -1,5 +1,5 @@
 """While an exercise whose answer also lives in the support package is graded, a copy cannot reach that
-answer or make it again, whatever it does in its process: course.grading_probes.keep_answers_out_of_reach
+answer or make it again, whatever it does in its process: course.grading.probes.keep_answers_out_of_reach
 runs in the child before the copy is imported, puts a stand-in wherever the heap held the answer (and the
 functions of its module it uses), checks that the originals are gone from memory, and adds a Landlock layer
 under which their source and cached bytecode cannot be read.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from course import grading, grading_probes
+from course.grading import grade as grading, probes as grading_probes
 from helpers import module_from_source
 from test_grading import ROOT, make_copy, needs_confinement, solution
 
@@ -45,7 +45,7 @@ EXERCISES = {
                 if "immediately after: " in str(error):
                     missing += str(error).split("immediately after: ")[1].split(". Each")[0].split(", ")
         return missing"""),
-    ("s02", 4): ("course.transcript", "Loaded.history", """
+    ("s02", 4): ("course.runtime.transcript", "Loaded.history", """
         return found(types.SimpleNamespace(records=records))"""),
     ("s05", 1): ("course.offline.context_management", "clear_tool_uses", """
         body = {"model": "m", "max_tokens": 1, "messages": messages}
@@ -59,7 +59,7 @@ EXERCISES = {
         except Exception as error:
             return re.findall(r"toolu_[A-Za-z0-9]+", str(error))
         return []"""),
-    ("s06", 3): ("course.paths", "inside", """
+    ("s06", 3): ("course.sandbox.paths", "inside", """
         folder, path = Path(posixpath.normpath(folder)), Path(posixpath.normpath(path))
         return path == folder or bool(found(folder, [path]))"""),
 }
@@ -230,7 +230,9 @@ def test_the_table_and_these_attacks_cover_the_same_exercises():
 
 def test_every_route_reaches_the_answer_in_a_process_without_the_wall():
     codes = {f"{stage}:{number}": routes(stage, number) + "\nseen = reach()[0]\n" for stage, number in EXERCISES}
-    program = (f"import json, course, course.offline.context_management, course.transcript\nfound = {{}}\n"
+    modules = sorted({module for module, _, _ in EXERCISES.values()})  # what holds each answer, loaded as the grader's child has it
+    program = (f"import importlib, json, course, course.offline.context_management, course.runtime.transcript\n"
+               f"for module in {modules!r}:\n    importlib.import_module(module)\nfound = {{}}\n"
                f"for name, code in json.loads({json.dumps(codes)!r}).items():\n"
                "    space = {}\n    exec(code, space)\n    found[name] = space['seen']\n"
                "print(json.dumps(found))\n")
@@ -289,15 +291,15 @@ def test_the_reference_solutions_still_score_full_marks(tmp_path):
 
 
 def test_a_stand_in_says_what_to_write_on_a_call_and_on_an_attribute():
-    standin = grading_probes.OutOfReach("this exercise asks you to write what course.transcript.Loaded does")
+    standin = grading_probes.OutOfReach("this exercise asks you to write what course.runtime.transcript.Loaded does")
     for touch in (lambda: standin(None, []), lambda: standin.history):
-        with pytest.raises(grading_probes.AnswerOutOfReach, match="write what course.transcript.Loaded does"):
+        with pytest.raises(grading_probes.AnswerOutOfReach, match="write what course.runtime.transcript.Loaded does"):
             touch()
 
 
 def test_only_the_exercises_with_answers_elsewhere_are_walled():
     assert grading_probes.answers_of_job({"stage": "s02", "cases": [{"exercise": 1}, {"exercise": 2}]}) == []
-    assert grading_probes.answers_of_job({"stage": "s02", "cases": [{"exercise": 4}] * 3}) == [("course.transcript", "Loaded")]
+    assert grading_probes.answers_of_job({"stage": "s02", "cases": [{"exercise": 4}] * 3}) == [("course.runtime.transcript", "Loaded")]
 
 
 ANSWER_MODULE = '''

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from course import grading, grading_jail
+from course.grading import grade as grading, jail as grading_jail
 from course.__main__ import main
 from test_grading import ROOT, SEED, make_copy, needs_confinement
 
@@ -150,8 +150,8 @@ def test_a_module_reached_as_an_attribute_is_refused_by_the_region_check(body):
     assert problems and "is not for an exercise region" in problems[0]
 
 
-@pytest.mark.parametrize("reached", ["course.isolated.pickle.loads(data)", "json.codecs.marshal.loads(data)",
-                                     "pickle.loads(data)", "course.isolated.pickle.Unpickler"])
+@pytest.mark.parametrize("reached", ["course.sandbox.isolated.pickle.loads(data)", "json.codecs.marshal.loads(data)",
+                                     "pickle.loads(data)", "course.sandbox.isolated.pickle.Unpickler"])
 def test_a_region_reaching_for_what_turns_bytes_into_calls_is_refused(reached):
     """Unpickling runs what its bytes name (a pickle of builtins.exec is a call of exec), so a module that
     unpickles is refused by the region check as the other modules that run code are. The check is a screen:

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from course import grading
+from course.grading import grade as grading
 from test_grading import make_copy, needs_confinement, reference_body
 
 pytestmark = pytest.mark.stage()  # grades copies: it pins the grader, no stage

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-from course import confinement, grading, grading_jail
+from course.sandbox import confinement
+from course.grading import grade as grading, jail as grading_jail
 from helpers import cgroups_a_command_gets
 from test_grading import ROOT, SEED, make_copy, needs_confinement
 
@@ -171,7 +172,7 @@ def test_a_copy_run_as_root_cannot_start_more_processes_than_its_limit(tmp_path)
 MEASURE = """
 import json, resource, sys
 from pathlib import Path
-from course import grading
+from course.grading import grade as grading
 try:
     grading.read_copy("s03", Path(sys.argv[1]))
     said = ""

@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from course import exercise_text, exercises, grading, grading_probes
+from course.grading import exercise_text, exercises, grade as grading, probes as grading_probes
 
 pytestmark = pytest.mark.stage()  # judges answers through the grader: it pins the grader, no stage
 

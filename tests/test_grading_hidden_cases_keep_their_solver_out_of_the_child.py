@@ -4,7 +4,7 @@ cases and judge are stand-ins there, the probe class loses them, every other glo
 the instructor computes expected answers with) is gone, and the file cannot be read again.
 
 The attack this pins: a copy called the instructor's solver through
-``course.grading_probes.PROBES[...][i].cases.__globals__`` and answered every hidden case with it.
+``course.grading.probes.PROBES[...][i].cases.__globals__`` and answered every hidden case with it.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import textwrap
 
 import pytest
 
-from course import grading
-from course.grading_cli import load_extra_tests
+from course.grading import grade as grading
+from course.grading.cli import load_extra_tests
 from test_grading import make_copy, needs_confinement, solution
 
 pytestmark = pytest.mark.stage()  # grades copies: it pins the grader, no stage
 
 HIDDEN = '''
-from course.grading_probes import Case, probe, word
+from course.grading.probes import Case, probe, word
 
 TABLE = {"kept by": "the judge only"}
 
@@ -53,7 +53,7 @@ class LongCycles:
 LOOKS = '''
 import gc, json, sys, types
 from pathlib import Path
-probes = [one for one in sys.modules["course.grading_probes"].PROBES[("s03", 3)] if one.origin]
+probes = [one for one in sys.modules["course.grading.probes"].PROBES[("s03", 3)] if one.origin]
 seen = {"probes": len(probes)}
 for one in probes:
     for part in ("cases", "judge", "drive"):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from course import grading, grading_probes
+from course.grading import grade as grading, probes as grading_probes
 from test_grading import make_copy, needs_confinement
 from test_grading_constant_answers_score_nothing import InProcess
 
@@ -172,7 +172,7 @@ def test_a_case_sees_no_other_cases_inputs_on_disk_or_in_memory(tmp_path):
 def test_a_cases_line_that_comes_after_its_bound_counts_for_nothing_whatever_one_read_brings():
     import os
     import threading
-    from course import grading_jail
+    from course.grading import jail as grading_jail
     cap = 1000
     for junk in (cap - 10, cap - 1, cap, cap + 5):  # the junk's end just before, at and after the bound
         reading, writing = os.pipe()

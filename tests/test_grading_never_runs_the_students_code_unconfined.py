@@ -15,9 +15,9 @@ import types
 import pytest
 import yaml
 
-from course import grading_cli
+from course.grading import cli as grading_cli
 from course.__main__ import main
-from course.models import CourseError
+from course.runtime.models import CourseError
 from test_grading import ROOT, make_copy, needs_confinement
 
 pytestmark = pytest.mark.stage()  # these tests grade copies: they pin the grader, no stage

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from course import grading
+from course.grading import grade as grading
 from course.__main__ import main
 from test_grading import make_copy
 

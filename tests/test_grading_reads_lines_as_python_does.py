@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from course import grading
+from course.grading import grade as grading
 from test_grading import make_copy
 
 pytestmark = pytest.mark.stage()  # the grader's reading of a copy: no stage

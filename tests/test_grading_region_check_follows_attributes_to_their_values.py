@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from course import grading
+from course.grading import grade as grading
 
 pytestmark = pytest.mark.stage()  # the grader's region check: no stage
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from course import grading, grading_probes
+from course.grading import grade as grading, probes as grading_probes
 from test_grading_constant_answers_score_nothing import judged
 
 pytestmark = pytest.mark.stage()  # the grader's judging: no stage

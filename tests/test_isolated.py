@@ -1,6 +1,6 @@
-"""course.isolated: a function runs in a fresh child of a small server; a crash there is an answer here.
+"""course.sandbox.isolated: a function runs in a fresh child of a small server; a crash there is an answer here.
 
-s06's gate reads every command this way, in course.shell_reading (tree-sitter-bash is C, and it can
+s06's gate reads every command this way, in course.sandbox.shell_reading (tree-sitter-bash is C, and it can
 crash). These tests use modules written for the purpose, so that each behaviour is shown by the real thing: a real SIGSEGV,
 a real exit, a real exception, a real edit of the module's file.
 """
@@ -16,7 +16,7 @@ import types
 
 import pytest
 
-from course import isolated
+from course.sandbox import isolated
 from helpers import module_from_source
 
 SOURCE = '''
@@ -135,7 +135,7 @@ def test_a_server_that_was_killed_is_started_again(module):
 
 
 def test_a_module_of_a_package_only_the_caller_has_sends_its_own_classes_back(tmp_path, monkeypatch):
-    # As a student copy is loaded (course.exercises): a package made of a folder, in this process only.
+    # As a student copy is loaded (course.grading.exercises): a package made of a folder, in this process only.
     (tmp_path / "copy").mkdir()
     package = types.ModuleType("a_copy_made_here")
     package.__path__ = [str(tmp_path / "copy")]
@@ -152,7 +152,7 @@ def test_a_module_of_a_package_only_the_caller_has_sends_its_own_classes_back(tm
 
 SCRIPT = """
 from pathlib import Path
-from course import isolated
+from course.sandbox import isolated
 
 
 def double(x):
@@ -172,12 +172,12 @@ def test_a_function_of_the_main_module_runs_without_running_the_script_again(tmp
     assert run_as_module.stdout == "42\n", run_as_module.stderr
     assert (tmp_path / "main-ran.txt").read_text() == "ran\n"  # in the caller only, not in the server
     run_as_file = subprocess.run([sys.executable, "doubling.py"], cwd=tmp_path, capture_output=True, text=True)
-    assert "ValueError: course.isolated.call needs a function of an imported module" in run_as_file.stderr
+    assert "ValueError: course.sandbox.isolated.call needs a function of an imported module" in run_as_file.stderr
     assert "run it as python -m PACKAGE.MODULE" in run_as_file.stderr
 
 
 def test_importing_the_course_package_leaves_the_sdk_out_so_a_server_stays_small():
-    imported = subprocess.run([sys.executable, "-c", "import sys, course, course.isolated; "
+    imported = subprocess.run([sys.executable, "-c", "import sys, course, course.sandbox.isolated; "
                                "print(sorted({'anthropic', 'jsonschema', 'httpx2'} & set(sys.modules)))"],
                               capture_output=True, text=True, check=True)
     assert imported.stdout.strip() == "[]"
@@ -190,15 +190,15 @@ def test_importing_the_course_package_leaves_the_sdk_out_so_a_server_stays_small
 # not an exit for it; it ends when it is told to, or is terminated.
 KERNEL_LIKE = """
 import signal, sys, time
-import course.shell_reading
+import course.sandbox.shell_reading
 
 interrupted = []
 signal.signal(signal.SIGINT, lambda *frame: interrupted.append(True))
-print(course.shell_reading.read_command("ls -l").commands, flush=True)
+print(course.sandbox.shell_reading.read_command("ls -l").commands, flush=True)
 while not interrupted:
     time.sleep(0.01)
 time.sleep(0.3)  # the server has had the interrupt too, and time to print whatever it would print
-print(course.shell_reading.read_command("wc -l memo.md").commands, flush=True)  # and it still answers
+print(course.sandbox.shell_reading.read_command("wc -l memo.md").commands, flush=True)  # and it still answers
 """
 
 

@@ -8,10 +8,11 @@ import re
 import pytest
 
 import course
-from course import ladder, runlog
+from course.lab import ladder
+from course.runtime import runlog
 from course.__main__ import main
-from course.ladder import outcome_of, rule_violations
-from course.scenarios import SCENARIOS, Scenario, scenario_named
+from course.lab.ladder import outcome_of, rule_violations
+from course.lab.scenarios import SCENARIOS, Scenario, scenario_named
 
 # The expected matrix: scenarios down, stages across. "stopped:REASON" pins the stop reason too.
 EXPECTED = """

@@ -18,7 +18,7 @@ import typing
 import pytest
 
 import course
-from course import doctor, ladder
+from course.lab import doctor, ladder
 from helpers import assert_valid_history, each_stage
 
 STAGES = ["s00", "s01", "s02", "s03", "s04", "s05", "s06"]

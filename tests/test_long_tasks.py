@@ -10,7 +10,7 @@ from helpers import calls_of, load_stage, tool_uses
 from course.__main__ import main
 from course.offline import tokens
 from course.offline.long_tasks import VERBOSE_REASONING_TOKENS, reasoning_paragraph
-from course.scenarios import LEDGER_TASK, TOTAL_TASK, ledger, ledger_amount, ledger_total
+from course.lab.scenarios import LEDGER_TASK, TOTAL_TASK, ledger, ledger_amount, ledger_total
 
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none
 

@@ -140,7 +140,7 @@ def test_a_reply_json_cannot_carry_back_is_recorded_so_that_the_history_still_en
     if stage_name != "s00":
         assert messages[-1]["content"][0]["text"] == "Done."  # the history went back to the server
     if getattr(result, "transcript", None):
-        assert course.transcript.load(result.transcript).history()
+        assert course.runtime.transcript.load(result.transcript).history()
 
 
 def assert_stopped_in_one_line(stage_name: str, replies: list[bytes], workspace, monkeypatch, content_type="application/json"):
@@ -300,13 +300,13 @@ def test_a_task_holding_a_byte_that_is_not_utf8_runs_and_is_saved(stage_name, tm
     stage = load_stage(stage_name)
     task = os.fsdecode(b"List the files \xff")  # as Python hands over a command line it cannot decode
     assert course.stage_main(stage_name, stage.run, ["--model", "offline", "--workspace", str(tmp_path), task]) == 0
-    saved = course.transcript.load(course.transcript.find("last", stage_name))
+    saved = course.runtime.transcript.load(course.runtime.transcript.find("last", stage_name))
     assert saved.history()[0]["content"] == "List the files ?"
 
 
 @pytest.mark.stage("s02")  # the first stage that ends on an API error
 def test_a_reply_still_arriving_at_the_deadline_ends_the_run_in_one_line(workspace, monkeypatch):
-    from course.client import CheckedReplies
+    from course.running.client import CheckedReplies
 
     monkeypatch.setattr(CheckedReplies, "reply_deadline_s", 0.5)  # the SDK only bounds each read
     with serving_slowly(DONE_REPLY, seconds_per_byte=0.05) as url:

@@ -30,7 +30,7 @@ from jupytext.compare import compare_notebooks
 from jupytext.formats import guess_format
 from nbclient import NotebookClient
 
-from course.exercises import stage_regions
+from course.grading.exercises import stage_regions
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))

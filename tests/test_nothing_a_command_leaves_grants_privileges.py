@@ -1,5 +1,5 @@
 """Nothing a confined s06 command leaves in the workspace lets another user, or a later program, gain
-privileges (course/confinement.py, s06/tools.py).
+privileges (course/sandbox/confinement.py, s06/tools.py).
 
 Two attacks, each run in the real confinement and checked on disk. A set-user-id program planted in
 the workspace: a command makes `tool` with mode 0o4755 (a mode given when a file is made, which the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import course.confinement as confine
+import course.sandbox.confinement as confine
 from helpers import load_stage
 from test_confine import outcome
 

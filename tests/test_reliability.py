@@ -22,7 +22,7 @@ import pytest
 
 import course
 from course.offline import Faults
-from course.scenarios import (FIND_TASK, LIST_TASK, REPORT_TASK, SUMMARY_TASK, TOTAL_TASK, lists_every_file,
+from course.lab.scenarios import (FIND_TASK, LIST_TASK, REPORT_TASK, SUMMARY_TASK, TOTAL_TASK, lists_every_file,
                               names_files_mentioning, reports_every_file, states_total_of, summarises)
 from helpers import assert_valid_history, load_stage
 
@@ -46,7 +46,7 @@ def counting(agent, executed: Counter, monkeypatch) -> None:
 @pytest.mark.stage()  # a soak of every saving stage, too long for a grade: tests/test_s02_resume.py pins resuming
 def test_a_runs_under_30_percent_faults_all_complete_when_resumed(monkeypatch, tmp_path):
     # No process dies here, so fsync (against power cuts) would only add seconds; (b) keeps it.
-    monkeypatch.setattr(course.transcript, "DURABLE", False)
+    monkeypatch.setattr(course.runtime.transcript, "DURABLE", False)
     outcomes, attempts_needed, repeated = Counter(), [], []
     for number in range(RUNS):
         stage = SAVING_STAGES[number % len(SAVING_STAGES)]
@@ -73,7 +73,7 @@ def test_a_runs_under_30_percent_faults_all_complete_when_resumed(monkeypatch, t
                     pytest.fail(f"run {number} ({stage}) crashed: {type(error).__name__}: {error}")
                 attempts += 1
         assert_valid_history(result.messages)
-        assert_valid_history(course.transcript.load(transcript).history())
+        assert_valid_history(course.runtime.transcript.load(transcript).history())
         completed = result.stop_reason == "end_turn" and check(course.as_dict(result), workspace, before)
         outcomes["completed" if completed else f"stopped: {result.stop_reason}"] += 1
         attempts_needed.append(attempts)
@@ -152,7 +152,7 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
         os.close(ready)
         _, status = os.waitpid(child, 0)
         killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-        loaded = course.transcript.load(transcript)  # always loads, torn last line or not
+        loaded = course.runtime.transcript.load(transcript)  # always loads, torn last line or not
         killed_at.append((stage, round(delay, 3), loaded.last["turn"], loaded.last["stop_reason"], loaded.torn_bytes))
         if loaded.last["stop_reason"] is None:  # killed mid-run: resume it, here, with the same write log
             with monkeypatch.context() as patch:
@@ -160,7 +160,7 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
                 result = agent.run(resume=transcript, **({"runs_log": False} if hasattr(agent, "Limits") else {}),
                                    **({"approver": None, "audit_log": False} if hasattr(agent, "Gate") else {}))
             assert result.stop_reason == "end_turn", (stage, result.stop_reason)
-        assert_valid_history(course.transcript.load(transcript).history())
+        assert_valid_history(course.runtime.transcript.load(transcript).history())
         assert reports_every_file({"answer": ""}, workspace, before)
         writes = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
         assert len(writes) == 1, f"{stage}: report.txt written {len(writes)} times"
@@ -171,20 +171,20 @@ def test_b_runs_killed_at_random_instants_resume_and_never_write_twice(tmp_path,
 
 # ---------------------------------------------------------------- (c) torn at every byte
 
-@pytest.mark.stage("s02")  # s02 saves; course.transcript reads
+@pytest.mark.stage("s02")  # s02 saves; course.runtime.transcript reads
 def test_c_a_transcript_cut_at_every_byte_of_its_last_line_still_loads(tmp_path):
     result = load_stage("s02").run(REPORT_TASK, transcript=tmp_path / "whole.jsonl")
     data = (tmp_path / "whole.jsonl").read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
-    whole = course.transcript.load(tmp_path / "whole.jsonl")
+    whole = course.runtime.transcript.load(tmp_path / "whole.jsonl")
     cut = tmp_path / "cut" / "whole.jsonl"  # the same name: a line's mac names its run, the file's name
     cut.parent.mkdir()
     for offset in range(last_start, len(data)):
         cut.write_bytes(data[:offset])
-        loaded = course.transcript.load(cut)
+        loaded = course.runtime.transcript.load(cut)
         assert loaded.records == whole.records[:-1], offset
         assert loaded.torn_bytes == offset - last_start
-    assert course.transcript.load(tmp_path / "whole.jsonl").history() == result.messages
+    assert course.runtime.transcript.load(tmp_path / "whole.jsonl").history() == result.messages
     print(f"\n(c) {len(data) - last_start} cuts of a {len(data)}-byte transcript's last line: all loaded")
 
 
@@ -201,7 +201,7 @@ def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypa
     first = s05.run(FLOOD_TASK, model="offline-flood-15", workspace=workspace, transcript=transcript,
                     limits=s05.Limits(max_turns=12), runs_log=False, trace=trace)
     assert first.stop_reason == "max_turns" and any(str(note).startswith("summarised") for note in notes)
-    saved = course.transcript.load(transcript)
+    saved = course.runtime.transcript.load(transcript)
     assert any(record["from"] == 0 and record["turn"] > 0 for record in saved.records)  # a rewrite, saved whole
     # The same history, message for message; results masked in memory after they were saved stay
     # whole in the transcript (s05 masks again before the next call).
@@ -213,4 +213,4 @@ def test_a_history_rewritten_by_s05s_summary_is_saved_whole_and_resumes(monkeypa
     assert_valid_history(saved.history())
     finished = s05.run(resume=transcript, limits=s05.Limits(max_turns=40), runs_log=False)
     assert finished.stop_reason == "end_turn"
-    assert_valid_history(course.transcript.load(transcript).history())
+    assert_valid_history(course.runtime.transcript.load(transcript).history())

@@ -70,7 +70,7 @@ def test_the_result_is_a_dataclass_with_the_common_keys(workspace):
     result = load_stage("s02").run("List the files", workspace=workspace)
     assert dataclasses.is_dataclass(result)
     data = course.as_dict(result)
-    assert set(course.cli.SUMMARY_KEYS) <= set(data)
+    assert set(course.running.cli.SUMMARY_KEYS) <= set(data)
     assert data["usage"]["input_tokens"] > 0 and data["messages"][0]["content"] == "List the files"
 
 

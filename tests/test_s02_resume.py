@@ -24,12 +24,12 @@ def lines_of(path) -> list[dict]:
 
 def test_a_run_names_its_transcript_and_the_transcript_holds_the_whole_history(workspace):
     result = load_stage("s02").run(REPORT, workspace=workspace)
-    path = course.transcript.find(result.transcript)
-    loaded = course.transcript.load(path)
+    path = course.runtime.transcript.find(result.transcript)
+    loaded = course.runtime.transcript.load(path)
     assert loaded.history() == result.messages
     assert loaded.last["stop_reason"] == "end_turn" and loaded.last["turn"] == result.turns == 3
     assert loaded.records[0]["workspace"] == str(workspace) and loaded.records[0]["model"] == "offline"
-    assert course.transcript.find("last") == path == course.transcript.find(path.stem)
+    assert course.runtime.transcript.find("last") == path == course.runtime.transcript.find(path.stem)
 
 
 def test_a_call_is_saved_before_it_runs(workspace):
@@ -38,7 +38,7 @@ def test_a_call_is_saved_before_it_runs(workspace):
     seen = []
 
     def list_files(workspace, path="."):
-        seen.append(lines_of(course.transcript.find("last"))[-1]["messages"][-1])
+        seen.append(lines_of(course.runtime.transcript.find("last"))[-1]["messages"][-1])
         return "a.txt"
 
     with pytest.MonkeyPatch.context() as patch:
@@ -61,10 +61,10 @@ def test_a_run_stopped_by_an_api_error_is_resumed_to_the_end(workspace):
 @pytest.mark.exercise(3)
 def test_a_call_killed_before_its_result_was_saved_is_answered_as_interrupted_not_run_again(workspace):
     s02 = load_stage("s02")
-    path = course.transcript.folder() / "killed.jsonl"
+    path = course.runtime.transcript.folder() / "killed.jsonl"
     call = {"type": "tool_use", "id": "toolu_killed", "name": "write_file",
             "input": {"path": "report.txt", "content": "x"}}
-    course.transcript.append(path, {"stage": "s02", "model": "offline", "workspace": str(workspace), "turn": 1,
+    course.runtime.transcript.append(path, {"stage": "s02", "model": "offline", "workspace": str(workspace), "turn": 1,
                                     "usage": {"input_tokens": 1, "output_tokens": 1}, "stop_reason": None, "transitions": [],
                                     "messages": [{"role": "user", "content": REPORT},
                                                  {"role": "assistant", "content": [call]}]})
@@ -130,17 +130,17 @@ def test_limits_given_on_resume_apply(workspace):
 @pytest.mark.parametrize("cut_at", [1, 7, -1])
 def test_a_torn_last_line_is_ignored_then_cut_off_before_the_next(workspace, cut_at):
     result = load_stage("s02").run(LIST, workspace=workspace)
-    path = course.transcript.find(result.transcript)
+    path = course.runtime.transcript.find(result.transcript)
     data = path.read_bytes()
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
     path.write_bytes(data[:last_start + (cut_at if cut_at > 0 else len(data) - last_start - 1)])
-    loaded = course.transcript.load(path)
+    loaded = course.runtime.transcript.load(path)
     assert loaded.torn_bytes > 0 and len(loaded.records) == len(lines_of_good(data)) - 1
     step = {"turn": 9, "usage": {"input_tokens": 1, "output_tokens": 1}, "stop_reason": None, "transitions": [],
             "messages": []}
-    course.transcript.append(path, step)
-    assert course.transcript.load(path).records[-1] == step
-    assert course.transcript.load(path).torn_bytes == 0
+    course.runtime.transcript.append(path, step)
+    assert course.runtime.transcript.load(path).records[-1] == step
+    assert course.runtime.transcript.load(path).torn_bytes == 0
 
 
 def lines_of_good(data: bytes) -> list[bytes]:
@@ -151,14 +151,14 @@ def test_a_damaged_line_inside_a_transcript_is_refused_in_one_line(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text('{"turn": 0}\nnot json\n{"turn": 1}\n', encoding="utf-8")
     with pytest.raises(course.CourseError, match=r"damaged at line 2"):
-        course.transcript.load(path)
+        course.runtime.transcript.load(path)
 
 
 def test_resume_of_an_unknown_run_says_what_to_give(tmp_path):
     with pytest.raises(course.CourseError, match="no run 'nope' to resume"):
-        course.transcript.find("nope")
+        course.runtime.transcript.find("nope")
     with pytest.raises(course.CourseError, match="no run to resume"):
-        course.transcript.find("last")
+        course.runtime.transcript.find("last")
 
 
 def test_last_is_the_newest_transcript_and_another_log_is_never_taken_for_one(workspace):
@@ -166,11 +166,11 @@ def test_last_is_the_newest_transcript_and_another_log_is_never_taken_for_one(wo
     s02 = load_stage("s02")
     stopped = s02.run(REPORT, client=course.make_client("offline", faults=Faults(rate=1.0), max_retries=0),
                       workspace=workspace)
-    log = course.transcript.folder() / "runs.jsonl"
+    log = course.runtime.transcript.folder() / "runs.jsonl"
     log.write_text(json.dumps({"stage": "s03", "stop_reason": "end_turn"}) + "\n", encoding="utf-8")
-    assert str(course.transcript.find("last")) == stopped.transcript
+    assert str(course.runtime.transcript.find("last")) == stopped.transcript
     with pytest.raises(course.CourseError, match="is not a run's transcript"):
-        course.transcript.find(str(log))
+        course.runtime.transcript.find(str(log))
 
 
 def test_the_command_line_resumes_the_last_run(capsys):

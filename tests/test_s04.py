@@ -17,7 +17,7 @@ import pytest
 
 import course
 from helpers import DONE, REPORT_TASK, assert_valid_history, calls_of, results_in, scripted_client, tool_uses
-from course.scenarios import scenario_named
+from course.lab.scenarios import scenario_named
 
 pytestmark = pytest.mark.stage("s04")  # every test here pins s04, unless it says otherwise
 
@@ -256,7 +256,7 @@ def test_the_history_after_a_text_calls_run_is_valid_for_the_api(s04, workspace)
 
 # ---------------------------------------------------------------- the four scenarios: s03 cannot finish them, s04 can
 
-WRONG_CALLS = ["typo", "unknown-tool", "bad-args"]  # the ladder's scenarios (course/scenarios.py)
+WRONG_CALLS = ["typo", "unknown-tool", "bad-args"]  # the ladder's scenarios (course/lab/scenarios.py)
 
 
 def play(stage, name: str, workspace):

@@ -19,7 +19,7 @@ import pytest
 import course
 from helpers import assert_valid_history, load_stage, run_flood
 from course.offline.flood import COUNT_TASK, error_total, logs
-from course.scenarios import scenario_named
+from course.lab.scenarios import scenario_named
 
 pytestmark = pytest.mark.stage("s05")  # every test here pins s05, unless it says otherwise
 

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 import course
-import course.confinement
+import course.sandbox.confinement
 from helpers import DONE, results_in, scripted_client
 from s06_world import Person, gate
 
@@ -36,7 +36,7 @@ def permissions(s06):
 
 def verdict(s06, workspace, tool: str, arguments: dict, rules=None, approved=()):
     """What decide() says about one call, read by the gate as run() would read it; nothing runs."""
-    checking = gate(confinement=course.confinement.probe(), rules=rules)
+    checking = gate(confinement=course.sandbox.confinement.probe(), rules=rules)
     return permissions(s06).decide(checking.read_call(workspace, tool, arguments), checking.rules, set(approved))
 
 
@@ -104,7 +104,7 @@ def test_with_no_matching_rule_each_risk_class_gets_its_default(s06, workspace):
 @pytest.mark.exercise(1)
 def test_a_plain_command_of_the_safe_list_is_the_default_that_allows_a_command(s06, workspace):
     found = verdict(s06, workspace, "run_command", {"command": "wc -l memo.md"}, [])
-    if not course.confinement.probe().available:
+    if not course.sandbox.confinement.probe().available:
         assert found.decision == "ask" and "kernel confinement is not available" in found.why
         return
     assert (found.decision, found.decided_by) == ("allow", "safe list")
@@ -123,7 +123,7 @@ def test_a_call_is_decided_on_what_it_acts_on_not_on_its_text(s06, workspace):
     assert decide(Call("move_file", "destructive", ["drafts/a", "drafts/b"]), rules, set()).decision == "allow"
     assert decide(Call("move_file", "destructive", ["drafts/a", "memo.md"]), rules, set()).decision == "ask"
     assert decide(Call("read_file", "read", ["x"], refused="a hard link of a denied file"), [], set()).decision == "deny"
-    checking = gate(confinement=course.confinement.probe())
+    checking = gate(confinement=course.sandbox.confinement.probe())
     command = checking.read_call(workspace, "run_command", {"command": "ls && rm memo.md"}).command
     found = decide(Call("run_command", "execute", [command.text], command=command), rules, set())
     assert found.decision == "deny" and "rm memo.md" in found.why
@@ -164,7 +164,7 @@ def test_overwriting_an_existing_file_counts_as_destructive(s06, workspace):
 def test_overwriting_through_a_detour_still_counts_as_destructive(s06, workspace):
     before = (workspace / "memo.md").read_bytes()
     text, is_error = s06.run_tool(workspace, "write_file", {"path": "nowhere/../memo.md", "content": ""},
-                                  gate(confinement=course.confinement.probe()))
+                                  gate(confinement=course.sandbox.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "denied"
     assert (workspace / "memo.md").read_bytes() == before
 
@@ -208,7 +208,7 @@ def test_a_denial_says_what_to_do_instead_by_risk_class(s06, workspace):
                                   ("read_file", {"path": ".env"}, "read"),
                                   ("run_command", {"command": "touch x"}, "execute")):
         (workspace / ".env").write_text("KEY=1\n", encoding="utf-8")
-        text, is_error = s06.run_tool(workspace, tool, arguments, gate(confinement=course.confinement.probe()))
+        text, is_error = s06.run_tool(workspace, tool, arguments, gate(confinement=course.sandbox.confinement.probe()))
         assert is_error and json.loads(text)["hint"] == instead[risk], tool
     assert "ls, cat, wc, grep, head, tail, echo, pwd" in instead["execute"]  # the safe list, as the tool table says it
 
@@ -218,10 +218,10 @@ def test_a_denial_says_what_to_do_instead_by_risk_class(s06, workspace):
                                              ("(-8) ** 0.5", "complex"), ("(-1) ** 0.5 * 0", "complex")])
 def test_the_calculator_refuses_inf_nan_and_complex_results(s06, workspace, expression, why):
     text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression},
-                                  gate(confinement=course.confinement.probe()))
+                                  gate(confinement=course.sandbox.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "tool_failed" and why in json.loads(text)["message"]
     assert s06.run_tool(workspace, "calculate", {"expression": "2 ** 0.5"},
-                        gate(confinement=course.confinement.probe()))[1] is False
+                        gate(confinement=course.sandbox.confinement.probe()))[1] is False
 
 
 # ---------------------------------------------------------------- the audit log
@@ -229,7 +229,7 @@ def test_the_calculator_refuses_inf_nan_and_complex_results(s06, workspace, expr
 @pytest.mark.exercise(1, 2)
 def test_the_audit_log_has_one_json_line_per_decision(s06, workspace, tmp_path):
     log = tmp_path / "decisions.jsonl"
-    checking = gate(Person(("allow once", "")), course.confinement.probe(), audit_log=log)
+    checking = gate(Person(("allow once", "")), course.sandbox.confinement.probe(), audit_log=log)
     s06.run_tool(workspace, "list_files", {"path": "."}, checking)                 # a default allows
     s06.run_tool(workspace, "run_command", {"command": "ls && rm memo.md"}, checking)  # a rule denies
     s06.run_tool(workspace, "delete_file", {"path": "todo.md"}, checking)          # a person allows
@@ -248,16 +248,16 @@ def test_the_audit_log_keeps_a_refused_write_short(s06, workspace, tmp_path):
     content = "x" * 3_000_000
     s06.run_tool(workspace, "write_file", {"path": "big.txt", "content": content}, gate(audit_log=log))
     line = json.loads(log.read_text(encoding="utf-8"))
-    assert line["decision"] == "deny" and log.stat().st_size < 2 * course.runlog.MOST_LOGGED_CHARS
+    assert line["decision"] == "deny" and log.stat().st_size < 2 * course.runtime.runlog.MOST_LOGGED_CHARS
     assert line["arguments"]["content"].endswith("[... cut: 3,000,000 characters in all]")
     assert line["arguments"]["path"] == "big.txt" and not (workspace / "big.txt").exists()
 
 
 @pytest.mark.exercise(1)
 def test_the_audit_log_goes_to_its_default_place_unless_turned_off(s06, workspace, tmp_path):
-    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.confinement.probe(), audit_log=None))
-    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.confinement.probe(), audit_log=False))
-    default = course.runlog.audit_path()  # tests point it at a temporary file
+    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.sandbox.confinement.probe(), audit_log=None))
+    s06.run_tool(workspace, "list_files", {"path": "."}, gate(confinement=course.sandbox.confinement.probe(), audit_log=False))
+    default = course.runtime.runlog.audit_path()  # tests point it at a temporary file
     assert default.is_relative_to(tmp_path) and len(default.read_text(encoding="utf-8").splitlines()) == 1
 
 
@@ -307,7 +307,7 @@ def test_the_reckless_model_damages_the_workspace_on_s05(s05, workspace):
 def test_the_reckless_scenario_runs_s06_with_nobody_to_ask_and_drops_no_option(s06):
     import inspect
 
-    from course.scenarios import SCENARIOS
+    from course.lab.scenarios import SCENARIOS
 
     scenario = next(scenario for scenario in SCENARIOS if scenario.name == "reckless")
     assert scenario.options["approver"] is None  # a ladder at a terminal must not wait for a person

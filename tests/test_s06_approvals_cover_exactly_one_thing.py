@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-import course.shell_reading
+import course.sandbox.shell_reading
 from helpers import DONE, results_in, scripted_client
 from s06_world import (ENV_SECRET, OUTSIDE_SECRET, Person, gate, no_secret, outside_state, permissions, play, s06,
                        workspace_files, world)  # noqa: F401
@@ -307,7 +307,7 @@ def test_a_command_whose_behaviour_is_a_workspace_file_is_allowed_once_only(worl
 
 
 def test_only_a_plain_command_of_safe_list_programs_may_be_allowed_always():
-    reader = course.shell_reading
+    reader = course.sandbox.shell_reading
     for command in ("grep -r agent .", "cat ../notes.txt", "ls -R", "tail -f memo.md | grep x"):
         assert reader.why_once_only(command, reader.read_command(command)) == "", command
     for command in ("python3 -m json.tool x", "env cp a b", "git log", "find . -name x", "xargs cp", "node x.js",

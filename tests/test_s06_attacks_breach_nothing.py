@@ -180,7 +180,7 @@ def nested(depth: int, leaf="x"):
                                   ("run_command", {"command": nested(600)})], ids=["extra", "path", "command"])
 def test_a_tool_input_nested_hundreds_deep_ends_the_run_in_one_line_and_loses_nothing(world, call):
     """Recording such a reply raised RecursionError, and the run, with all its work, was lost. It is
-    refused before the stage sees it (course.replies), as a local server's would be; what the stage
+    refused before the stage sees it (course.helpers.replies), as a local server's would be; what the stage
     records is cut in any case (tests/test_malformed_replies.py)."""
     before = course.snapshot(world)
     tool, arguments = call

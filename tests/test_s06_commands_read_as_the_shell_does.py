@@ -1,6 +1,6 @@
 """s06: a command is read as the shell reads it, and only a plain command of the safe list runs without a person.
 
-The command is read with the shell's own grammar (course.shell_reading: tree-sitter-bash, in a child
+The command is read with the shell's own grammar (course.sandbox.shell_reading: tree-sitter-bash, in a child
 process), never as text: a command is *plain* only if it is words and quoted strings joined by &&,
 ||, ; and |, with nothing the shell expands, substitutes, redirects or runs first; a deny rule finds
 its program anywhere in the tree (behind a wrapper, in a substitution, a function, a control
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import course.shell_reading as reader
+import course.sandbox.shell_reading as reader
 from helpers import module_from_source
 from s06_world import decide, gate, permissions, s06
 

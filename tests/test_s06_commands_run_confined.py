@@ -1,6 +1,6 @@
 """s06: a command runs confined by the kernel, bounded, with a clean environment; and without confinement, none runs without a person.
 
-The command tool hands every command to course.confinement: in the workspace, killed at its time
+The command tool hands every command to course.sandbox.confinement: in the workspace, killed at its time
 limit, its output capped, with only PATH, the locale and a HOME that does not exist in its
 environment (no API key, no token, and no startup file the model could have written), and the files
 a deny rule covers hidden from it. Where the kernel cannot confine, the trace says so once, and the
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import course.confinement
-import course.workspace
+import course.sandbox.confinement
+import course.runtime.workspace
 from helpers import DONE, scripted_client
 from s06_world import UNAVAILABLE, decide, gate, s06, world  # noqa: F401
 
@@ -63,9 +63,9 @@ def test_a_command_runs_through_confinement_with_the_hidden_files_and_a_clean_en
 
     def run_confined(command, where, **options):
         seen.update(options, command=command)
-        return course.confinement.Finished(exit_code=0, output="fine\n", timed_out=False, stragglers=2)
+        return course.sandbox.confinement.Finished(exit_code=0, output="fine\n", timed_out=False, stragglers=2)
 
-    monkeypatch.setattr(course.confinement, "run_confined", run_confined)
+    monkeypatch.setattr(course.sandbox.confinement, "run_confined", run_confined)
     text, is_error = s06.run_tool(workspace, "run_command", {"command": "ls"}, gate())
     assert not is_error and "2 process(es) it left running were ended" in json.loads(text)["output"]
     assert seen["hidden"] == [workspace.resolve() / ".env"]
@@ -84,10 +84,10 @@ def test_a_command_finds_no_home_in_the_workspace_to_load_code_from(world, plant
     usercustomize.py or a .pth the model wrote. HOME is a folder that does not exist."""
     (world / plant).parent.mkdir(parents=True, exist_ok=True)
     (world / plant).write_text(content)
-    checking = gate(lambda *a: ("allow once", ""), course.confinement.probe())
+    checking = gate(lambda *a: ("allow once", ""), course.sandbox.confinement.probe())
     text, _ = s06.run_tool(world, "run_command", {"command": f"{sys.executable} -c 'print(40 + 2)'"}, checking)
     assert "42" in text and (world / "memo.md").exists()
-    environment = course.confinement.command_environment(world)
+    environment = course.sandbox.confinement.command_environment(world)
     assert not Path(environment["HOME"]).exists() and environment["PYTHONNOUSERSITE"] == "1"
 
 
@@ -102,7 +102,7 @@ def test_without_kernel_confinement_no_command_runs_without_a_person(workspace):
 
 @pytest.mark.exercise(1, 2)
 def test_without_confinement_the_trace_says_so_once_and_every_command_is_refused(workspace, monkeypatch):
-    monkeypatch.setattr(course.confinement, "probe", lambda: UNAVAILABLE)
+    monkeypatch.setattr(course.sandbox.confinement, "probe", lambda: UNAVAILABLE)
     calls = [{"type": "tool_use", "id": f"toolu_{n}", "name": "run_command", "input": {"command": "ls"}} for n in (1, 2)]
     client, _ = scripted_client([calls[0]], [calls[1]], DONE)
     notes = []
@@ -124,10 +124,10 @@ def test_files_a_deny_rule_covers_are_hidden_at_any_depth(workspace):
 def test_what_the_sweep_could_not_remove_is_an_error_the_model_reads_and_no_later_command_runs(world, monkeypatch):
     """A command that made a .git the sweep could not remove (here the removal is made to fail): the
     tool result is an error naming it, and the next command, though a person allowed it, does not run."""
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
-    monkeypatch.setattr(course.workspace, "remove_tree", lambda path: None)
-    person = gate(lambda *a: ("allow once", ""), course.confinement.probe())
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
+    monkeypatch.setattr(course.sandbox.paths, "remove_tree", lambda path: None)
+    person = gate(lambda *a: ("allow once", ""), course.sandbox.confinement.probe())
     make = "mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD"
     text, is_error = s06.run_tool(world, "run_command", {"command": make}, person)
     assert is_error and "'.git'" in text and "until a person removes it" in text, text

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 import course
-import course.cli
-import course.confinement
-import course.paths
-from course.runlog import json_line
+import course.running.cli
+import course.sandbox.confinement
+import course.sandbox.paths
+from course.runtime.runlog import json_line
 from helpers import ROOT, load_stage, scripted_client
 from s06_world import play, world  # noqa: F401
 
@@ -98,7 +98,7 @@ def test_prose_code_hashes_and_certificates_pass_unchanged():
              hashes, hashes.upper(), f"TOKEN={token}\n{token}\n",
              "The key's body is base64, 64 characters a line (RFC 7468).\nDone\n"]
     texts += [(ROOT / name).read_text(encoding="utf-8") for name in
-              ("course/redaction.py", "course/runlog.py", "s06/agent.py", "docs/s06.md")
+              ("course/sandbox/redaction.py", "course/runtime/runlog.py", "s06/agent.py", "docs/s06.md")
               if (ROOT / name).exists()]
     certifi = pytest.importorskip("certifi")  # some 140 certificates, one after the other
     texts.append(Path(certifi.where()).read_text(encoding="utf-8"))
@@ -109,7 +109,7 @@ def test_prose_code_hashes_and_certificates_pass_unchanged():
 def test_a_key_far_down_a_file_reaches_the_model_through_no_command(world):
     # A command reads a file whole, so the gate looks for a key past the MiB a file tool reads: one line of the
     # body printed alone is no key to the output's second look, and must never be reached at all.
-    if not course.confinement.probe().available:
+    if not course.sandbox.confinement.probe().available:
         pytest.skip("commands run only confined")
     (world / "tls").mkdir()
     chain = CERTIFICATE_PEM * (3_300_000 // len(CERTIFICATE_PEM))
@@ -124,13 +124,13 @@ def test_a_key_far_down_a_file_reaches_the_model_through_no_command(world):
 
 def test_a_key_is_found_wherever_it_lies_in_a_file_a_command_reads(tmp_path):
     certificate = CERTIFICATE_PEM.encode()
-    for before in (0, course.paths.KEY_SNIFF_BYTES - 20, 5 * course.paths.KEY_SNIFF_BYTES + 7):
+    for before in (0, course.sandbox.paths.KEY_SNIFF_BYTES - 20, 5 * course.sandbox.paths.KEY_SNIFF_BYTES + 7):
         file = tmp_path / f"at-{before}.crt"
         file.write_bytes((certificate * (before // len(certificate) + 1))[:before] + PEM.encode())
-        assert course.paths.holds_private_key(file), before  # the BEGIN line split between two reads, too
+        assert course.sandbox.paths.holds_private_key(file), before  # the BEGIN line split between two reads, too
     plain = tmp_path / "chain.crt"
-    plain.write_bytes(certificate * (3 * course.paths.KEY_SNIFF_BYTES // len(certificate)))
-    assert not course.paths.holds_private_key(plain)
+    plain.write_bytes(certificate * (3 * course.sandbox.paths.KEY_SNIFF_BYTES // len(certificate)))
+    assert not course.sandbox.paths.holds_private_key(plain)
 
 
 def test_a_kubernetes_secret_s_key_reaches_the_model_through_no_tool(world):
@@ -172,7 +172,7 @@ def test_the_json_summary_and_both_logs_carry_a_model_s_controls_as_escapes(tmp_
     client, _ = scripted_client(
         [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "notes\u009b2J\u202e.md"}}],
         [{"type": "text", "text": ANSWER}])
-    monkeypatch.setattr(course.cli, "client_for", lambda args: client)
+    monkeypatch.setattr(course.running.cli, "client_for", lambda args: client)
     load_stage("s06").main(["Tidy\u202e up", "--model", "scripted", "--workspace", str(workspace), "--json"])
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     assert_inert(printed)

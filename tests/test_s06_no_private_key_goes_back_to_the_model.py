@@ -13,8 +13,8 @@ import json
 import pytest
 
 import course
-import course.confinement
-import course.paths
+import course.sandbox.confinement
+import course.sandbox.paths
 from s06_world import play, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
@@ -56,7 +56,7 @@ def test_a_key_appended_to_a_certificate_chain_reaches_the_model_through_no_tool
     (world / "tls").mkdir()
     (world / "tls" / "site.crt").write_text(CHAIN + KEYS[kind], encoding="utf-8")
     calls = [("read_file", {"path": "tls/site.crt", "offset": len(CHAIN) - 10})]
-    if course.confinement.probe().available:
+    if course.sandbox.confinement.probe().available:
         calls.append(("run_command", {"command": "tail -n 3 tls/site.crt"}))
     results, requests = play(world, calls)
     for result in results:  # the gate refuses the file (a key in its first MiB), or the key is cut out
@@ -102,7 +102,7 @@ def test_a_key_in_another_form_reaches_the_model_through_no_tool(world, form):
     (world / "notes").mkdir()
     (world / "notes" / "deploy.yml").write_bytes(OTHER_FORMS[form])
     calls = [("read_file", {"path": "notes/deploy.yml"}), ("search_files", {"text": "E"})]
-    if course.confinement.probe().available:
+    if course.sandbox.confinement.probe().available:
         calls.append(("run_command", {"command": "cat notes/deploy.yml"}))
     results, requests = play(world, calls)
     assert results[0]["is_error"] and "holds a private key" in results[0]["content"], results[0]["content"]
@@ -114,4 +114,4 @@ def test_a_key_in_another_form_reaches_the_model_through_no_tool(world, form):
 @pytest.mark.parametrize("text", PUBLIC_FORMS)
 def test_what_only_looks_like_a_key_is_read(tmp_path, text):
     (tmp_path / "public.txt").write_bytes(text)
-    assert not course.paths.holds_private_key(tmp_path / "public.txt")
+    assert not course.sandbox.paths.holds_private_key(tmp_path / "public.txt")

@@ -1,6 +1,6 @@
 """s06: every path a file tool is handed stays inside the workspace, and the gate judges the entry the tool opens.
 
-The file tools and the gate resolve a path with the same resolver (course.paths): a NUL byte, an
+The file tools and the gate resolve a path with the same resolver (course.sandbox.paths): a NUL byte, an
 absolute path, '..' or a link that leads out, a sibling folder whose name starts with the
 workspace's, a path too long or too deep are refused before anything runs; what is left is the entry
 the tool will open, links and '..' followed by the file system (a link to .env is .env), or, for
@@ -18,15 +18,15 @@ import threading
 import pytest
 
 import course
-import course.confinement
-import course.paths
+import course.sandbox.confinement
+import course.sandbox.paths
 from s06_world import ENV_SECRET, gate, no_secret, outside_state, play, s06, workspace_files, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")  # every test here pins s06
 
 
 def allow_all():
-    return gate(lambda *question: ("allow once", ""), course.confinement.probe())
+    return gate(lambda *question: ("allow once", ""), course.sandbox.confinement.probe())
 
 
 # ---------------------------------------------------------------- escapes, case by case
@@ -63,8 +63,8 @@ def sandbox_cases(workspace):
 def test_each_escape_is_refused_with_a_clear_error(workspace, outside):
     for case, path in sandbox_cases(workspace).items():
         for follow_link in (True, False):
-            with pytest.raises(course.paths.Refused) as refused:
-                course.paths.resolve(workspace, path, follow_link=follow_link)
+            with pytest.raises(course.sandbox.paths.Refused) as refused:
+                course.sandbox.paths.resolve(workspace, path, follow_link=follow_link)
             assert refused.value.kind == "outside_workspace", case
             assert refused.value.hint and ("absolute" in refused.value.message or "outside" in refused.value.message
                                            or "NUL" in refused.value.message), case
@@ -85,7 +85,7 @@ def files_outside(workspace) -> dict:
 def test_every_file_tool_refuses_an_escape_and_the_model_is_told_so(workspace, outside):
     before = files_outside(workspace)
     # a person who allows anything, and the kernel's confinement as probed
-    checking = gate(lambda tool, arguments, why, covers: ("allow once", ""), course.confinement.probe())
+    checking = gate(lambda tool, arguments, why, covers: ("allow once", ""), course.sandbox.confinement.probe())
     for case, path in sandbox_cases(workspace).items():
         for tool, arguments in (("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"}),
                                 ("list_files", {"path": path}), ("delete_file", {"path": path}),
@@ -104,7 +104,7 @@ def test_every_file_tool_refuses_an_escape_even_called_past_the_gate(workspace, 
         for call in (lambda: s06.read_file(workspace, path), lambda: s06.write_file(workspace, path, "x"),
                      lambda: s06.list_files(workspace, path), lambda: s06.delete_file(workspace, path),
                      lambda: s06.move_file(workspace, path, "moved.txt"), lambda: s06.move_file(workspace, "memo.md", path)):
-            with pytest.raises(course.paths.Refused) as refused:
+            with pytest.raises(course.sandbox.paths.Refused) as refused:
                 call()
             assert refused.value.kind == "outside_workspace", case
     assert files_outside(workspace) == before
@@ -116,14 +116,14 @@ def test_paths_that_stay_inside_the_workspace_still_work(workspace):
     memo = (workspace / "memo.md").read_text(encoding="utf-8")
     for path in ("memo.md", "./memo.md", "notes/../memo.md", "notes/link-in"):
         assert s06.read_file(workspace, path) == memo, path
-    assert course.paths.resolve(workspace, ".") == workspace.resolve()
+    assert course.sandbox.paths.resolve(workspace, ".") == workspace.resolve()
 
 
 @pytest.mark.parametrize("path", ["a/" * 40 + "f", "a/" * 992 + "f", "a" * 2000, "a/" * 240_000])
 def test_a_path_too_deep_or_too_long_is_refused_at_once(world, path):
     before = workspace_files(world)
     text, is_error = s06.run_tool(world, "write_file", {"path": path, "content": "x"},
-                                  gate(confinement=course.confinement.probe()))
+                                  gate(confinement=course.sandbox.confinement.probe()))
     assert is_error and json.loads(text)["error"] == "path_too_long"
     assert workspace_files(world) == before and not (world / "a").exists()  # nothing was made
 
@@ -145,7 +145,7 @@ def deep_chain(world):
 @pytest.mark.exercise(1)
 def test_a_deep_folder_chain_made_by_other_means_does_not_break_the_tools(deep_chain):
     world = deep_chain
-    checking = gate(confinement=course.confinement.probe())
+    checking = gate(confinement=course.sandbox.confinement.probe())
     assert len(checking.hidden(world)) >= 1  # .env, found beside the chain
     for tool, arguments in (("calculate", {"expression": "1 + 1"}), ("list_files", {"path": "."}),
                             ("read_file", {"path": "memo.md"}), ("run_command", {"command": "ls"})):
@@ -243,8 +243,8 @@ def test_the_gate_resolves_a_path_exactly_as_the_tool_does(tricky, name):
     root = tricky.resolve()
     for path in ("-a=b", "-a=memo.md", "L/../notes", "L/../old.txt", "M/../old.txt", "notes-link", "sub/notes",
                  "./x/../memo.md", "L", "memo.md/"):
-        opened = course.paths.entry(tricky, path) if name in ("delete_file", "move_file") else course.paths.resolve(tricky, path)
-        judged = gate(confinement=course.confinement.probe()).read_call(tricky, name, {"path": path}).acts_on
+        opened = course.sandbox.paths.entry(tricky, path) if name in ("delete_file", "move_file") else course.sandbox.paths.resolve(tricky, path)
+        judged = gate(confinement=course.sandbox.confinement.probe()).read_call(tricky, name, {"path": path}).acts_on
         assert judged == [str(opened.relative_to(root))], (name, path)
 
 
@@ -306,7 +306,7 @@ def test_a_hard_link_to_a_file_outside_is_never_written_even_when_approved(linke
 def test_the_file_tools_refuse_a_hard_link_even_called_past_the_gate(linked_out):
     before = outside_state(linked_out)
     for call in (lambda: s06.read_file(linked_out, "h"), lambda: s06.write_file(linked_out, "h", "overwritten")):
-        with pytest.raises(course.paths.Refused) as refused:
+        with pytest.raises(course.sandbox.paths.Refused) as refused:
             call()
         assert refused.value.kind == "hard_link"
     assert outside_state(linked_out) == before

@@ -1,6 +1,6 @@
 """s06: a secret file is out of every tool's reach by any of its usual names, and a denied folder whole.
 
-The default deny rules name the usual secret files (course.paths.SECRETS, with sources):
+The default deny rules name the usual secret files (course.sandbox.paths.SECRETS, with sources):
 dotenv's variants, private keys, cloud and package-registry credentials. With the default rules and
 no person, none of them reaches the model through read_file, search_files, list_files' hints or a
 command; a folder the rules deny hides everything beneath it from every tool; a refusal's reason
@@ -18,7 +18,7 @@ import os
 import pytest
 from hypothesis import given, strategies as st
 
-import course.paths
+import course.sandbox.paths
 
 from s06_world import ENV_SECRET, Person, gate, no_secret, play, s06, world  # noqa: F401
 
@@ -95,9 +95,9 @@ def test_a_plain_cat_or_grep_of_them_is_denied_without_a_person(secrets, name):
 
 
 def test_a_confined_command_a_person_approved_still_cannot_read_them(secrets):
-    import course.confinement
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    import course.sandbox.confinement
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     hidden = gate().hidden(secrets)
     finished = s06.run_command(secrets, "cat .env.production .aws/credentials .env.local/key id_rsa 2>&1; echo end",
                                hidden=hidden)
@@ -135,7 +135,7 @@ CHECKOUT_CONFIG = (f'[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\
 def test_a_repository_config_is_hidden_from_commands_when_it_holds_a_credential(world, config, plain):
     (world / ".git").mkdir()
     (world / ".git" / "config").write_text(config)
-    assert course.paths.plain_git_config(world / ".git" / "config") is plain
+    assert course.sandbox.paths.plain_git_config(world / ".git" / "config") is plain
     assert ((world / ".git" / "config").resolve() in gate().hidden(world)) is not plain
     assert gate().check(world, "read_file", {"path": ".git/config"}).decision == "deny"  # never to the file tools
 
@@ -147,10 +147,10 @@ def test_the_users_git_config_is_hidden_from_commands_only_when_it_holds_a_crede
     for config, plain in (("[user]\n\tname = Ana\n", True),
                           ('[url "https://ana:ghp_abc@github.com/"]\n\tinsteadOf = https://github.com/\n', False)):
         (world / name).write_text(config)
-        assert course.paths.plain_git_config(world / name) is plain
+        assert course.sandbox.paths.plain_git_config(world / name) is plain
         assert ((world / name).resolve() in gate().hidden(world)) is not plain
         assert gate().check(world, "read_file", {"path": name}).decision == "deny"
-    assert not course.paths.plain_git_config(world / "notes" / "config")  # a file named config elsewhere is no git's
+    assert not course.sandbox.paths.plain_git_config(world / "notes" / "config")  # a file named config elsewhere is no git's
 
 
 @pytest.fixture
@@ -159,8 +159,8 @@ def checkout(world):
     import shutil
     import subprocess
 
-    import course.confinement
-    if not shutil.which("git") or not course.confinement.probe().available:
+    import course.sandbox.confinement
+    if not shutil.which("git") or not course.sandbox.confinement.probe().available:
         pytest.skip("needs git and the kernel confinement")
     alone = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}  # no signing, no hooks of the machine
     for command in (["init", "-q"], ["add", "memo.md"], ["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"]):
@@ -243,13 +243,13 @@ PARTS = st.sampled_from([".env", ".ENV", "a", ".git", "config", "modules", "x.pe
 
 @given(st.lists(PARTS, min_size=1, max_size=6).map("/".join))
 def test_the_walks_quick_match_of_the_deny_globs_is_fnmatchs(path):
-    """course.paths.any_glob answers most globs with a set and an ending instead of one long expression:
+    """course.sandbox.paths.any_glob answers most globs with a set and an ending instead of one long expression:
     it must still answer exactly what fnmatch answers, without regard to case, for every deny glob."""
     expected = any(fnmatch.fnmatchcase(path.lower(), pattern.lower()) for pattern in DENIED)
-    assert course.paths.any_glob(DENIED)(path) == expected
+    assert course.sandbox.paths.any_glob(DENIED)(path) == expected
 
 
-# Where the common ones live, each as its tool names it (course.paths.SECRETS gives the sources).
+# Where the common ones live, each as its tool names it (course.sandbox.paths.SECRETS gives the sources).
 COMMON_SECRETS = ["secrets.yaml", "conf/secrets.yml", "app/secrets.json", ".my.cnf", ".dockercfg",
                   "client_secret_1234-abc.apps.googleusercontent.com.json", "infra/prod.tfvars",
                   ".gradle/gradle.properties", ".git/config.worktree", ".config/doctl/config.yaml",
@@ -264,14 +264,14 @@ COPIES = ["{}~", "{}.bak", "{}.old", "{}.orig", "{}.swp", ".{}.swp", "#{}#", "{}
 
 def single_names() -> list[str]:
     """Each name of the list that is a name alone (no glob, no folder), and not itself a copy of another."""
-    listed = course.paths.SECRETS
+    listed = course.sandbox.paths.SECRETS
     plain = [name for name in listed if not any(mark in name for mark in "*?[/")]
     return [name for name in plain if not any(copy.format(other) == name for other in plain for copy in COPIES)]
 
 
 def test_every_copy_an_editor_or_a_tool_leaves_of_a_secret_is_denied():
     """NAME~, #NAME#, .NAME.swp, NAME.bak...: what the secret holds, under a name made from it."""
-    denied = course.paths.any_glob([rule.pattern for rule in s06.RULES if rule.decision == "deny" and rule.tool == "*"])
+    denied = course.sandbox.paths.any_glob([rule.pattern for rule in s06.RULES if rule.decision == "deny" and rule.tool == "*"])
     names = single_names()
     assert {".npmrc", ".pgpass", "credentials.json", "secrets.yaml"} <= set(names)
     missed = [copy.format(name) for name in names for copy in COPIES
@@ -354,9 +354,9 @@ def test_a_new_file_that_takes_a_deleted_secrets_number_is_not_taken_for_it(stre
 
 def test_an_approved_move_of_a_folder_leaves_its_secret_out_of_every_later_call(streamlit):
     """The whole run: a person allows `mv .streamlit x` once; no later call reads what it held."""
-    import course.confinement
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    import course.sandbox.confinement
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     from s06_world import Person
 
     calls = [("run_command", {"command": "mv .streamlit x"}), ("read_file", {"path": "x/secrets.toml"}),
@@ -371,9 +371,9 @@ def test_an_approved_move_of_a_folder_leaves_its_secret_out_of_every_later_call(
 def test_a_copy_a_person_approves_inside_the_confinement_gets_nothing_of_the_secret(streamlit):
     """A copy is a new file the gate does not know; inside the confinement the secret is masked, so a
     copy by its name or by a pattern cannot read it (the in-depth page says what this does not cover)."""
-    import course.confinement
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    import course.sandbox.confinement
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     (streamlit / "backup").mkdir()
     finished = s06.run_command(streamlit, "cp .env* .env.local backup/ 2>&1; cat backup/* 2>&1; echo end",
                                hidden=gate().hidden(streamlit))
@@ -383,7 +383,7 @@ def test_a_copy_a_person_approves_inside_the_confinement_gets_nothing_of_the_sec
 
 # ---------------------------------------------------------------- a private key by what it holds, whatever its name
 
-KEYS = {  # the first bytes of each kind (course.paths.PRIVATE_KEY gives the sources)
+KEYS = {  # the first bytes of each kind (course.sandbox.paths.PRIVATE_KEY gives the sources)
     "OpenSSH": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
     "PKCS#8": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n",
     "an RSA key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n",
@@ -416,9 +416,9 @@ def test_a_private_key_under_any_name_reaches_no_tool(renamed_key, kind):
 
 
 def test_a_confined_command_cannot_read_a_private_key_by_another_name(renamed_key):
-    import course.confinement
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    import course.sandbox.confinement
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     (renamed_key / "backup" / "k").write_text(KEYS["OpenSSH"] + f"{ENV_SECRET}\n")
     finished = s06.run_command(renamed_key, "cat backup/k 2>&1; echo end", hidden=gate().hidden(renamed_key))
     assert ENV_SECRET not in finished and "end" in finished
@@ -428,7 +428,7 @@ def test_a_confined_command_cannot_read_a_private_key_by_another_name(renamed_ke
     "-----BEGIN CERTIFICATE-----\nMIID\n",  # a certificate is public
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n",  # and so is a public key
     "How to make a key: ssh-keygen writes a private key to ~/.ssh/id_ed25519.\n",
-    "x" * 3 * course.paths.KEY_SNIFF_BYTES + "\n-----BEGIN CERTIFICATE-----\n",  # a large file: read a MiB at a time
+    "x" * 3 * course.sandbox.paths.KEY_SNIFF_BYTES + "\n-----BEGIN CERTIFICATE-----\n",  # a large file: read a MiB at a time
 ])
 def test_a_file_that_holds_no_private_key_is_read(renamed_key, content):
     (renamed_key / "backup" / "notes.txt").write_text(content)
@@ -471,7 +471,7 @@ def test_a_key_written_over_an_ordinary_file_is_hidden_from_the_next_check_on(re
 
 # ---------------------------------------------------------------- secrets by the names other tools give them
 
-# Each where its tool keeps a credential (course.paths.SECRETS gives the sources): Docker Compose's env_file,
+# Each where its tool keeps a credential (course.sandbox.paths.SECRETS gives the sources): Docker Compose's env_file,
 # curl's and git's netrc on Windows, Wrangler's, Azure Functions', a kubeconfig outside .kube, AWS's shared
 # credentials file outside .aws, SOPS's age keys, Solana's keypair; and an editor's copy of one of them.
 OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_netrc", ".dev.vars",
@@ -554,7 +554,7 @@ def der(tag: int, content: bytes) -> bytes:
 
 SEQUENCE, INTEGER, OCTET_STRING, OID = 0x30, 0x02, 0x04, 0x06
 ED25519 = der(SEQUENCE, der(OID, bytes.fromhex("2b6570")))  # the algorithm 1.3.101.112
-# Built by hand as RFC 5208, 8017, 5915 and 7292 lay them out (course.paths names the sections): the key's bytes
+# Built by hand as RFC 5208, 8017, 5915 and 7292 lay them out (course.sandbox.paths names the sections): the key's bytes
 # stand in for a real key, which the structure, not the numbers, gives away.
 HAND_BUILT = {
     "PKCS#8": der(SEQUENCE, der(INTEGER, b"\x00") + ED25519 + der(OCTET_STRING, der(OCTET_STRING, bytes(32)))),
@@ -599,7 +599,7 @@ def test_a_der_private_key_under_any_name_is_denied_to_commands_and_file_tools(w
 def test_a_der_certificate_stays_readable(world, der_files, content):
     data = {"a certificate": der_files["a certificate"], "a text that starts with 0": b"0 items\n"}[content]
     (world / "cert.der").write_bytes(data)
-    assert not course.paths.holds_private_key(world / "cert.der")
+    assert not course.sandbox.paths.holds_private_key(world / "cert.der")
     found = gate().check(world, "run_command", {"command": "cat -v cert.der"})
     assert found.decision == "allow" and "private key" not in found.why, found.why
 
@@ -661,9 +661,9 @@ def test_search_does_not_look_into_gits_store(committed):
 
 def test_a_person_approves_gits_own_commands_and_they_still_work(committed):
     """What git keeps is read through git, which a person approves; the store is not hidden from git itself."""
-    import course.confinement
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    import course.sandbox.confinement
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     world, _, _ = committed
     finished = s06.run_command(world, "git log --format=%s; echo end", hidden=gate().hidden(world))
     assert "TOKEN-IN-A-COMMIT-MESSAGE" in finished and "end" in finished, finished
@@ -695,4 +695,4 @@ def test_a_path_is_beneath_a_hidden_entry_exactly_when_it_is_one_or_lies_under_o
     entries = frozenset(tmp_path / name for name in (Path("a"), Path("b/a"), Path("b/b/b")))
     for name in names:
         path = tmp_path / name
-        assert course.paths.beneath_any(path, entries) == any(path.is_relative_to(entry) for entry in entries), name
+        assert course.sandbox.paths.beneath_any(path, entries) == any(path.is_relative_to(entry) for entry in entries), name

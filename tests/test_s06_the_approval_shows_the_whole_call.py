@@ -4,7 +4,7 @@ As a person sees it: the stage runs in a real terminal emulator (tmux), with a s
 reply tries to switch the terminal's line wrapping off and clear the screen before it asks to run a
 long command with a harmful tail. The screen (tmux capture-pane) must show the escape as text, the
 whole command wrapped by the program, its length and why it is not plain; a command too long for one
-screen must be refused without a question. The question's layout (course.approval) is pinned too.
+screen must be refused without a question. The question's layout (course.sandbox.approval) is pinned too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import course.approval
+import course.sandbox.approval
 
 pytestmark = pytest.mark.stage("s06")
 
@@ -93,7 +93,7 @@ def test_a_person_sees_the_whole_command_and_no_escape_takes_effect(terminal, tm
     workspace = run_stage_in_the_terminal(terminal, tmp_path, [TOO_LONG, LONG])
     shown = screen_until(terminal, "allow [o]nce")
     assert "\\x1b[?7l\\x1b[2J" in shown and "\\x1b[8m" in shown  # the escapes are text, not obeyed
-    body = [line[len(course.approval.MARGIN):] for line in shown.splitlines() if line.startswith(course.approval.MARGIN)]
+    body = [line[len(course.sandbox.approval.MARGIN):] for line in shown.splitlines() if line.startswith(course.sandbox.approval.MARGIN)]
     assert "".join(body) == LONG  # every character, in order, wrapped by the program
     assert all(len(line) <= 100 for line in shown.splitlines())
     assert f"{len(LONG)} characters" in shown and "python3" in shown and "redirection" in shown
@@ -108,11 +108,11 @@ def test_a_person_sees_the_whole_command_and_no_escape_takes_effect(terminal, tm
 
 def test_every_character_is_shown_and_none_is_obeyed():
     command = "cat a\x1b]0;title\x07 b\u202e\u200b\u0301 日本語\tx\nrm -f y ⏎"
-    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (40, 30))
-    body = "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "why", "once only: x", (40, 30))
+    body = "".join(line[len(course.sandbox.approval.MARGIN):] for line in lines if line.startswith(course.sandbox.approval.MARGIN))
     assert body == "cat a\\x1b]0;title\\x07 b\\u202e\\u200b\\u0301 日本語\\tx⏎rm -f y \\u23ce"
     assert not any(ord(character) < 32 or 0x7F <= ord(character) < 0xA0 for line in lines for character in line)
-    width = max(sum(course.approval.columns(character) for character in line) for line in lines)
+    width = max(sum(course.sandbox.approval.columns(character) for character in line) for line in lines)
     assert width <= 40  # a wide character counts two columns
 
 
@@ -120,10 +120,10 @@ def test_every_character_is_shown_and_none_is_obeyed():
                                    "\u1161", "\u11a8", "\u11ff", "\ud7b0", "\ud7fb"])  # Hangul's joining vowels, finals
 def test_a_character_drawn_blank_is_shown_as_its_escape(blank):
     command = f"ls{blank}-la"  # on screen it reads 'ls -la'; the shell sees one word, a program of that name
-    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
-    body = "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
+    body = "".join(line[len(course.sandbox.approval.MARGIN):] for line in lines if line.startswith(course.sandbox.approval.MARGIN))
     assert body == f"ls\\u{ord(blank):04x}-la" and blank not in "".join(lines)
-    assert course.approval.visible("a plain space") == "a plain space"
+    assert course.sandbox.approval.visible("a plain space") == "a plain space"
 
 
 @pytest.mark.parametrize("columns, rows", [(80, 24), (120, 50), (40, 80)])
@@ -131,19 +131,19 @@ def test_a_call_fits_on_the_screen_or_is_not_asked(columns, rows):
     for length in range(0, 6000, 250):
         arguments = {"command": "x" * length}
         try:
-            lines = course.approval.screen("run_command", arguments, "it is not plain", "once only: y", (columns, rows))
-        except course.approval.TooLong as too_long:
+            lines = course.sandbox.approval.screen("run_command", arguments, "it is not plain", "once only: y", (columns, rows))
+        except course.sandbox.approval.TooLong as too_long:
             assert f"{length} characters" in str(too_long) and "split it" in str(too_long)
-            assert length > (rows - 6) * (columns - len(course.approval.MARGIN)) // 2  # not refused when it fits easily
+            assert length > (rows - 6) * (columns - len(course.sandbox.approval.MARGIN)) // 2  # not refused when it fits easily
             continue
-        assert len(lines) + course.approval.QUESTION_LINES <= rows and f"{length} characters" in lines[0]
-        assert all(sum(course.approval.columns(character) for character in line) <= columns for line in lines)
+        assert len(lines) + course.sandbox.approval.QUESTION_LINES <= rows and f"{length} characters" in lines[0]
+        assert all(sum(course.sandbox.approval.columns(character) for character in line) <= columns for line in lines)
 
 
 # ---------------------------------------------------------------- what the terminal would reorder or draw as it likes
 
 def body_of(lines: list[str]) -> str:
-    return "".join(line[len(course.approval.MARGIN):] for line in lines if line.startswith(course.approval.MARGIN))
+    return "".join(line[len(course.sandbox.approval.MARGIN):] for line in lines if line.startswith(course.sandbox.approval.MARGIN))
 
 
 @pytest.mark.parametrize("character", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
@@ -152,7 +152,7 @@ def body_of(lines: list[str]) -> str:
                                        "\u0378", "\U0002fffe"])  # unassigned (Cn)
 def test_a_bidirectional_control_a_private_use_or_an_unassigned_code_point_is_shown_as_its_escape(character):
     command = f"ls {character}x"
-    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "why", "once only: x", (80, 30))
     code = ord(character)
     assert body_of(lines) == "ls " + (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}") + "x"
     assert character not in "".join(lines)
@@ -162,7 +162,7 @@ def test_a_bidirectional_control_a_private_use_or_an_unassigned_code_point_is_sh
 @pytest.mark.parametrize("letters", ["שלום", "مرحبا", "ﭐ"])  # Hebrew (R), Arabic (AL), an Arabic presentation form
 def test_right_to_left_letters_are_shown_as_escapes_and_said_why(letters):
     command = f"rm -rf {letters} /tmp/x"
-    lines = course.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
     assert body_of(lines) == "rm -rf " + "".join(f"\\u{ord(letter):04x}" for letter in letters) + " /tmp/x"
     assert not any(letter in "".join(lines) for letter in letters)
     said = " ".join(line.strip() for line in lines)
@@ -174,7 +174,7 @@ def test_right_to_left_letters_are_shown_as_escapes_and_said_why(letters):
 @pytest.mark.parametrize("digit", ["\u0660", "\u0669", "\u06f0", "\u06f9", "\uff11", "\u00b2", "\u2081"])
 def test_digits_other_than_asciis_are_shown_as_escapes_and_said_why(digit):
     command = f"cat memo.md {digit}>{digit}/../memo.md"
-    lines = course.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "it is not plain", "once only: x", (80, 30))
     code = f"\\u{ord(digit):04x}"
     assert body_of(lines) == f"cat memo.md {code}>{code}/../memo.md" and digit not in "".join(lines)
     said = " ".join(line.strip() for line in lines)
@@ -182,28 +182,28 @@ def test_digits_other_than_asciis_are_shown_as_escapes_and_said_why(digit):
 
 
 def test_asciis_digits_and_other_scripts_numerals_that_keep_their_order_are_shown_as_they_are():
-    lines = course.approval.screen("run_command", {"command": "head -n 20 memo.md > 第3章.txt"}, "why", "once only: x",
+    lines = course.sandbox.approval.screen("run_command", {"command": "head -n 20 memo.md > 第3章.txt"}, "why", "once only: x",
                                    (80, 30))
     assert body_of(lines) == "head -n 20 memo.md > 第3章.txt" and "right-to-left" not in " ".join(lines)
 
 
 def test_a_call_without_right_to_left_letters_says_nothing_of_them():
-    lines = course.approval.screen("run_command", {"command": "rm -rf 日本語 /tmp/x"}, "why", "once only: x", (80, 30))
+    lines = course.sandbox.approval.screen("run_command", {"command": "rm -rf 日本語 /tmp/x"}, "why", "once only: x", (80, 30))
     assert "right-to-left" not in " ".join(lines) and "日本語" in body_of(lines)
     assert course.escape_terminal_controls("שלום, 日本語") == "שלום, 日本語"  # the trace keeps readable text as it is
 
 
 BIDI = "python3 -c 'print(1)' # \u05e9\u05dc\u05d5\u05dd \u202e\u2067 \ue000 \u0378 && " + HARM
-BIDI_SHOWN = course.approval.visible(BIDI)
+BIDI_SHOWN = course.sandbox.approval.visible(BIDI)
 
 
 def test_a_person_sees_right_to_left_letters_and_bidirectional_controls_as_escapes(terminal, tmp_path):
     workspace = run_stage_in_the_terminal(terminal, tmp_path, [BIDI])
     shown = screen_until(terminal, "allow [o]nce")
     question = shown[shown.index("? run_command"):]
-    assert not any(course.approval.right_to_left(character) or character in "\u202e\u2067\ue000\u0378"
+    assert not any(course.sandbox.approval.right_to_left(character) or character in "\u202e\u2067\ue000\u0378"
                    for character in question)
-    body = [line[len(course.approval.MARGIN):] for line in question.splitlines() if line.startswith(course.approval.MARGIN)]
+    body = [line[len(course.sandbox.approval.MARGIN):] for line in question.splitlines() if line.startswith(course.sandbox.approval.MARGIN)]
     assert "".join(body) == BIDI_SHOWN and "\\u05e9\\u05dc\\u05d5\\u05dd \\u202e\\u2067 \\ue000 \\u0378" in BIDI_SHOWN
     said = " ".join(line.strip() for line in question.splitlines())
     assert "contains right-to-left letters or digits, which the terminal may show in another order" in said
@@ -225,10 +225,10 @@ CYRILLIC_I = "\\u0456 is CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i"
     ("move_file", {"source": "memo.md", "destination": "m\u0435mo.md"}, 'destination: "m\\u0435mo.md"'),
 ])
 def test_a_letter_of_another_script_in_an_ascii_word_is_escaped_and_named(tool, arguments, shown):
-    lines = course.approval.screen(tool, arguments, "it is not plain", "once only: x", (100, 30))
+    lines = course.sandbox.approval.screen(tool, arguments, "it is not plain", "once only: x", (100, 30))
     assert shown in body_of(lines) and "\u0456" not in body_of(lines) and "\u0435" not in body_of(lines)
-    said = " ".join(line.strip() for line in lines if not line.startswith(course.approval.MARGIN))
-    assert "it is not plain; " in said and course.approval.MIXED_SCRIPTS in said
+    said = " ".join(line.strip() for line in lines if not line.startswith(course.sandbox.approval.MARGIN))
+    assert "it is not plain; " in said and course.sandbox.approval.MIXED_SCRIPTS in said
     assert (CYRILLIC_I if "\u0456" in json.dumps(arguments, ensure_ascii=False)
             else "\\u0435 is CYRILLIC SMALL LETTER IE, not e") in said
 
@@ -240,14 +240,14 @@ def test_a_letter_of_another_script_in_an_ascii_word_is_escaped_and_named(tool, 
     ("x\u0436", "CYRILLIC SMALL LETTER ZHE, not an ASCII letter"),
 ])
 def test_each_kind_of_letter_that_passes_for_ascii_is_named(word, named):
-    said = " ".join(course.approval.screen("run_command", {"command": f"cat {word}"}, "why", "once only: x", (100, 30)))
+    said = " ".join(course.sandbox.approval.screen("run_command", {"command": f"cat {word}"}, "why", "once only: x", (100, 30)))
     assert named in said and word not in said
 
 
 @pytest.mark.parametrize("command", ["head -n 20 memo.md > 第3章.txt", "cat memo2メモ.md", "cat привет.txt", "cat tidy.py"])
 def test_words_of_one_script_are_shown_as_they_are(command):
-    lines = course.approval.screen("run_command", {"command": command}, "why", "once only: x", (100, 30))
-    assert body_of(lines) == command and course.approval.MIXED_SCRIPTS not in " ".join(lines)
+    lines = course.sandbox.approval.screen("run_command", {"command": command}, "why", "once only: x", (100, 30))
+    assert body_of(lines) == command and course.sandbox.approval.MIXED_SCRIPTS not in " ".join(lines)
 
 
 def test_a_person_sees_a_look_alike_letter_escaped_and_named(terminal, tmp_path):
@@ -257,8 +257,8 @@ def test_a_person_sees_a_look_alike_letter_escaped_and_named(terminal, tmp_path)
     for tool, shown_as in (("run_command", "python3 t\\u0456dy.py memo.md"), ("delete_file", 'path: "\\u0456mportant.txt"')):
         shown = screen_until(terminal, shown_as)
         question = shown[shown.rindex(f"? {tool}"):]
-        body = "".join(line[len(course.approval.MARGIN):] for line in question.splitlines()
-                       if line.startswith(course.approval.MARGIN))
+        body = "".join(line[len(course.sandbox.approval.MARGIN):] for line in question.splitlines()
+                       if line.startswith(course.sandbox.approval.MARGIN))
         assert shown_as in body and "\u0456" not in body
         said = " ".join(line.strip() for line in question.splitlines())
         assert "CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, not i" in said, said

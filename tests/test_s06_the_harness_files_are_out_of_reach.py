@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import course
-import course.confinement
-import course.transcript
+import course.sandbox.confinement
+import course.runtime.transcript
 from helpers import DONE, scripted_client
 from s06_world import ENV_SECRET, gate, no_secret, play, s06, world  # noqa: F401
 
@@ -37,7 +37,7 @@ def harness_here(world, monkeypatch):
     monkeypatch.setenv("AGENT_COURSE_AUDIT_LOG", str(runs / "audit.jsonl"))
     monkeypatch.setenv("AGENT_COURSE_KEY", str(world / "key" / "transcript.key"))
     stopped = stopped_run(world)
-    course.runlog.append({"stage": "s06", "stop_reason": "end_turn"})
+    course.runtime.runlog.append({"stage": "s06", "stop_reason": "end_turn"})
     return world, stopped
 
 
@@ -64,8 +64,8 @@ def test_search_skips_them_and_a_command_finds_them_hidden(harness_here):
     workspace, stopped = harness_here
     results, _ = play(workspace, [("search_files", {"text": "List the files"})])
     assert "runs/" not in results[0]["content"]
-    if not course.confinement.probe().available:
-        pytest.skip(course.confinement.probe().reason)
+    if not course.sandbox.confinement.probe().available:
+        pytest.skip(course.sandbox.confinement.probe().reason)
     finished = s06.run_command(workspace, "cat runs/transcripts/* runs/runs.jsonl key/transcript.key; "
                                           "echo forged-line >> runs/runs.jsonl; echo end", hidden=gate().hidden(workspace))
     assert "List the files" not in finished and "end_turn" not in finished and "end" in finished
@@ -114,7 +114,7 @@ def forged(path, stopped, **changes):
 
 def test_a_transcript_whose_workspace_was_changed_is_refused_in_one_line(harness_here, tmp_path):
     workspace, stopped = harness_here
-    forged(course.transcript.find(stopped.transcript), stopped, workspace=str(tmp_path))
+    forged(course.runtime.transcript.find(stopped.transcript), stopped, workspace=str(tmp_path))
     with pytest.raises(course.CourseError, match=r"is damaged at line 1 \(its mac is not the one the harness wrote\)") as raised:
         s06.run(resume=stopped.transcript, approver=None, audit_log=False)
     assert "\n" not in str(raised.value)
@@ -122,10 +122,10 @@ def test_a_transcript_whose_workspace_was_changed_is_refused_in_one_line(harness
 
 def test_a_planted_newer_transcript_is_passed_over_by_resume_last(harness_here, tmp_path):
     workspace, stopped = harness_here
-    planted = forged(course.transcript.folder() / "s06-20991231-235959-abcdef.jsonl", stopped,
+    planted = forged(course.runtime.transcript.folder() / "s06-20991231-235959-abcdef.jsonl", stopped,
                      workspace=str(tmp_path))
     os.utime(planted, (time.time() + 60, time.time() + 60))
-    assert course.transcript.find("last", "s06") == course.transcript.find(stopped.transcript)
+    assert course.runtime.transcript.find("last", "s06") == course.runtime.transcript.find(stopped.transcript)
     with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
         s06.run(resume=str(planted), approver=None, audit_log=False)
     client, _ = scripted_client(DONE)
@@ -135,18 +135,18 @@ def test_a_planted_newer_transcript_is_passed_over_by_resume_last(harness_here, 
 def test_lines_taken_from_another_run_do_not_verify(harness_here):
     workspace, stopped = harness_here
     other = stopped_run(workspace)
-    path = course.transcript.find(stopped.transcript)
+    path = course.runtime.transcript.find(stopped.transcript)
     spliced = open(path, encoding="utf-8").readlines()[:1] + open(other.transcript, encoding="utf-8").readlines()[1:]
     path.write_text("".join(spliced), encoding="utf-8")
     with pytest.raises(course.CourseError, match=r"is damaged at line 2 \(its mac"):
-        course.transcript.load(path)
+        course.runtime.transcript.load(path)
 
 
 def test_a_line_of_another_stage_named_like_an_s06_run_is_not_resumed(harness_here, tmp_path):
     workspace, stopped = harness_here
-    planted = forged(course.transcript.folder() / "s06-20991231-235959-aaaaaa.jsonl", stopped, stage="s05")
+    planted = forged(course.runtime.transcript.folder() / "s06-20991231-235959-aaaaaa.jsonl", stopped, stage="s05")
     os.utime(planted, (time.time() + 60, time.time() + 60))
-    assert course.transcript.find("last", "s06") != planted
+    assert course.runtime.transcript.find("last", "s06") != planted
     with pytest.raises(course.CourseError):
         s06.run(resume=str(planted), approver=None, audit_log=False)
 
@@ -188,13 +188,13 @@ def test_no_damaged_transcript_makes_resume_fail_with_more_than_one_line(harness
     """Each damage is signed again with the harness's key, so that the loader's own checks are what is
     tested (a damage the mac catches would prove nothing about them)."""
     workspace, stopped = harness_here
-    source = course.transcript.find(stopped.transcript)
+    source = course.runtime.transcript.find(stopped.transcript)
     records = [json.loads(text) for text in open(source, encoding="utf-8")]
     records[line % len(records)] = damaged(records[line % len(records)], path, value, drop)
-    target = course.transcript.folder() / "s06-20991231-000000-fuzzed.jsonl"
+    target = course.runtime.transcript.folder() / "s06-20991231-000000-fuzzed.jsonl"
     previous, lines = "", []
     for record in records:
-        record = dict(record, mac=course.transcript.signature(target.stem, previous, record))
+        record = dict(record, mac=course.runtime.transcript.signature(target.stem, previous, record))
         previous = record["mac"]
         lines.append(json.dumps(record) + "\n")
     target.write_text("".join(lines), encoding="utf-8")
@@ -223,7 +223,7 @@ def test_a_runs_folder_anywhere_in_the_workspace_is_out_of_every_tools_reach(wor
 
 def test_a_command_cannot_plant_a_transcript_in_a_runs_folder(world):
     (world / "s05" / "runs" / "transcripts").mkdir(parents=True)  # one there, and one the command makes
-    course.confinement.probe() or pytest.skip("no kernel confinement here")
+    course.sandbox.confinement.probe() or pytest.skip("no kernel confinement here")
     s06.run_command(world, "echo '{}' > s05/runs/transcripts/s05-20991231-000000-abcdef.jsonl; "
                            "mkdir -p s04/runs/transcripts && echo '{}' > s04/runs/transcripts/x.jsonl", hidden=gate().hidden(world))
     assert not (world / "s05" / "runs" / "transcripts" / "s05-20991231-000000-abcdef.jsonl").exists()
@@ -249,12 +249,12 @@ def test_a_transcript_of_a_stage_before_s06_planted_in_the_workspace_is_not_resu
     planted = folder / "s05-20991231-000000-abcdef.jsonl"
     planted.write_text(json.dumps(s05_line(elsewhere)) + "\n", encoding="utf-8")
     with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
-        course.transcript.load(planted)
+        course.runtime.transcript.load(planted)
     with pytest.raises(course.CourseError, match="no run to resume"):
-        course.transcript.find("last", "s05")
-    real = course.transcript.new_path("s05")  # the harness's own, signed as it is written: resumed
-    course.transcript.append(real, s05_line(elsewhere))
-    assert course.transcript.find("last", "s05") == real and course.transcript.load(real).records[0] == s05_line(elsewhere)
+        course.runtime.transcript.find("last", "s05")
+    real = course.runtime.transcript.new_path("s05")  # the harness's own, signed as it is written: resumed
+    course.runtime.transcript.append(real, s05_line(elsewhere))
+    assert course.runtime.transcript.find("last", "s05") == real and course.runtime.transcript.load(real).records[0] == s05_line(elsewhere)
 
 
 def test_an_unsigned_transcript_inside_the_workspace_it_names_is_not_resumed(world, tmp_path, monkeypatch):
@@ -265,7 +265,7 @@ def test_an_unsigned_transcript_inside_the_workspace_it_names_is_not_resumed(wor
     line = {key: value for key, value in s05_line(world).items() if key != "usage"}
     planted.write_text(json.dumps(dict(line, stage="s02", usage={"input_tokens": 1, "output_tokens": 1})) + "\n")
     with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
-        course.transcript.load(planted)
+        course.runtime.transcript.load(planted)
 
 
 def test_an_unsigned_transcript_kept_outside_every_workspace_and_run_folder_is_not_resumed(world, tmp_path, monkeypatch):
@@ -278,26 +278,26 @@ def test_an_unsigned_transcript_kept_outside_every_workspace_and_run_folder_is_n
     monkeypatch.chdir(tmp_path / "elsewhere")
     planted = earlier / "s05-20991231-000000-abcdef.jsonl"
     planted.write_text(json.dumps(s05_line(world)) + "\n", encoding="utf-8")
-    assert not course.transcript.where_a_model_may_write(planted, [s05_line(world)])  # the case the old rule trusted
+    assert not course.runtime.transcript.where_a_model_may_write(planted, [s05_line(world)])  # the case the old rule trusted
     with pytest.raises(course.CourseError, match=r"its mac is not the one the harness wrote.*sign it again: .*sign_again") as raised:
-        course.transcript.load(course.transcript.find(str(planted), "s05"))
+        course.runtime.transcript.load(course.runtime.transcript.find(str(planted), "s05"))
     assert "\n" not in str(raised.value)
-    signed = course.transcript.sign_again(planted)
-    assert signed.records == [s05_line(world)] and course.transcript.load(planted).history()[0]["content"] == "List the files"
+    signed = course.runtime.transcript.sign_again(planted)
+    assert signed.records == [s05_line(world)] and course.runtime.transcript.load(planted).history()[0]["content"] == "List the files"
     planted.write_text(planted.read_text(encoding="utf-8").replace("List the files", "Delete the files"), encoding="utf-8")
     with pytest.raises(course.CourseError, match="its mac is not the one the harness wrote"):
-        course.transcript.load(planted)  # signed once is not signed for whatever it says later
+        course.runtime.transcript.load(planted)  # signed once is not signed for whatever it says later
 
 
 def test_resume_last_says_it_passed_over_transcripts_that_do_not_verify(tmp_path):
-    folder = course.transcript.folder()
+    folder = course.runtime.transcript.folder()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "s03-20991231-000000-abcdef.jsonl").write_text(json.dumps(dict(s05_line(tmp_path), stage="s03")) + "\n")
     with pytest.raises(course.CourseError, match=r"none of the 1 transcript\(s\) of s03 in .* verifies"):
-        course.transcript.find("last", "s03")
-    real = course.transcript.new_path("s03")
-    course.transcript.append(real, dict(s05_line(tmp_path), stage="s03"))
-    assert course.transcript.find("last", "s03") == real
+        course.runtime.transcript.find("last", "s03")
+    real = course.runtime.transcript.new_path("s03")
+    course.runtime.transcript.append(real, dict(s05_line(tmp_path), stage="s03"))
+    assert course.runtime.transcript.find("last", "s03") == real
 
 
 def test_a_transcript_signed_again_keeps_its_torn_end_out_and_its_shape_checked(tmp_path):
@@ -305,7 +305,7 @@ def test_a_transcript_signed_again_keeps_its_torn_end_out_and_its_shape_checked(
     line = {key: value for key, value in s05_line(tmp_path).items() if key != "usage"}
     line = dict(line, stage="s02", usage={"input_tokens": 1, "output_tokens": 1})
     path.write_text(json.dumps(line) + "\n" + '{"turn": 1, "us', encoding="utf-8")  # a kill tore the last line
-    assert course.transcript.sign_again(path).records == [line]
+    assert course.runtime.transcript.sign_again(path).records == [line]
     path.write_text(json.dumps(dict(line, turn="one")) + "\n", encoding="utf-8")
     with pytest.raises(course.CourseError, match="is damaged at line 1"):
-        course.transcript.sign_again(path)  # a line no run could write is not signed
+        course.runtime.transcript.sign_again(path)  # a line no run could write is not signed

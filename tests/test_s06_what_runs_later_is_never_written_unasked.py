@@ -1,7 +1,7 @@
 """s06: what other programs run without being asked is never written, created, moved or deleted unasked.
 
 Version-control metadata, editor and environment-manager configs, shell and Python startup files
-(course.paths.RUN_LATER) are code the user's next `git status`, editor or Python runs, outside every
+(course.sandbox.paths.RUN_LATER) are code the user's next `git status`, editor or Python runs, outside every
 confinement. With the default rules and no person, each file tool's write there is denied, with a
 reason the model can read; a command gets them read-only from the kernel, and one it creates is
 removed once it ends. The Python that runs the harness is never written, wherever it is.
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import course
-import course.confinement
-import course.paths
+import course.sandbox.confinement
+import course.sandbox.paths
 from s06_world import Person, gate, play, world  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
@@ -110,7 +110,7 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
     assert after == before
 
 
-# A representative of each family of course.paths.RUN_LATER's later names, each a write that runs on its own later.
+# A representative of each family of course.sandbox.paths.RUN_LATER's later names, each a write that runs on its own later.
 FAMILIES = {
     "a pytest plugin in a project venv": ".venv/lib/python3.12/site-packages/evil-1.0.dist-info/entry_points.txt",
     "a module in a Debian venv": "env/lib/python3/dist-packages/json_helpers.py",
@@ -148,7 +148,7 @@ FAMILIES = {
     "a Prettier rc as JavaScript": ".prettierrc.cjs", "a Prettier rc naming plugins": ".prettierrc.json",
     "a perldb": ".perldb", "a psqlrc": ".psqlrc", "a screenrc": ".screenrc", "a bashrc.d script": ".bashrc.d/x.sh",
     "a program first on PATH": ".local/bin/git",
-    # R's, git hooks' tools', editor extensions', and home folders' startup files (course.paths names the source of each)
+    # R's, git hooks' tools', editor extensions', and home folders' startup files (course.sandbox.paths names the source of each)
     "an Renviron": ".Renviron", "a lint-staged rc as JavaScript": ".lintstagedrc.js",
     "a lint-staged config": "web/lint-staged.config.mjs", "a lint-staged rc": ".lintstagedrc",
     "a commitlint config": "commitlint.config.ts", "a commitlint rc": ".commitlintrc.cjs",
@@ -201,7 +201,7 @@ FAMILIES = {
 
 # What the attacker wrote into the three shared Python configs, in the forms a content check would have to
 # read as each tool does: quoted, in capitals, under another tool's key that loads code. Each is asked about
-# by the file's name, whatever it holds (course.paths says why).
+# by the file's name, whatever it holds (course.sandbox.paths says why).
 SHARED_CONFIGS = {
     "pyproject.toml": ['[tool.pylint.main]\ninit-hook = "import os; os.system(\'x\')"\n',
                        "[tool.pylint.MASTER]\n'load-plugins' = ['evil']\n", '[tool.mypy]\nplugins = ["evil.py"]\n',
@@ -226,7 +226,7 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
     assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
 
 
-# build.rs is the project's own code, which the user's build runs on purpose (course.paths says why).
+# build.rs is the project's own code, which the user's build runs on purpose (course.sandbox.paths says why).
 @pytest.mark.parametrize("path", [".gradle/caches/8.5/x.bin", ".github/ISSUE_TEMPLATE.md", "docs/vim.md", "zed.md",
                                   "python-version.txt", "site_packages.md", "build.rs", "crates/x/build.rs", "lefthook.md",
                                   "docs/eslint.md", "mypy.ini.example", "pylintrc.md", "login.txt", "pyproject.md",
@@ -242,7 +242,7 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "pytest.ini", "justfile", "noxfile.py", "setup.py", "pycache.md", "tests/test_memo.py",
                                   "matplotlib.md", "flake8.md", "docs/darcs.md", "notes.sl", "bazaar/plugins.md",
                                   "pijul.md",
-                                  # instructions to a later agent, not code it runs (course.paths says why)
+                                  # instructions to a later agent, not code it runs (course.sandbox.paths says why)
                                   "AGENTS.md", "CLAUDE.md", "docs/openhands.md", "crush.md", ".github/CODEOWNERS",
                                   "hooks/hooks.json",
                                   # beside the cloud editors' and RuboCop's files
@@ -256,16 +256,16 @@ def test_what_lies_beside_them_is_written_freely(world, path):
 def test_claude_codes_home_file_is_a_secret_and_what_runs_later_both():
     """~/.claude.json holds the account and servers' keys (denied to every tool) and the servers Claude Code starts
     (kept from a command, read-only, like .mcp.json)."""
-    assert course.paths.run_later(".claude.json") == ".claude.json"
-    assert course.paths.run_later("home/ana/.claude.json") == ".claude.json"
-    assert course.paths.run_later("claude.json") == ""
+    assert course.sandbox.paths.run_later(".claude.json") == ".claude.json"
+    assert course.sandbox.paths.run_later("home/ana/.claude.json") == ".claude.json"
+    assert course.sandbox.paths.run_later("claude.json") == ""
 
 
 @pytest.mark.parametrize("name", ["pip.conf", ".config/pip/pip.conf", ".hgrc", ".config/hg/hgrc", ".gitconfig"])
 def test_configs_that_hold_a_password_are_secrets_and_what_runs_later_both(world, name):
     """pip's index URL may hold a token, Mercurial's [auth] a password, git's URLs one: denied to every tool by a
     deny rule (which comes first), and read-only to a command as what runs later."""
-    assert course.paths.run_later(name)
+    assert course.sandbox.paths.run_later(name)
     found = verdict(world, "write_file", {"path": name, "content": "[global]\nindex-url = https://evil.example/\n"})
     assert found.decision == "deny" and "the rule 'deny * " in found.why, found.why
     assert not (world / name).exists()
@@ -273,7 +273,7 @@ def test_configs_that_hold_a_password_are_secrets_and_what_runs_later_both(world
 
 def test_wakatimes_config_is_a_secret_and_what_runs_later_both(world):
     """.wakatime.cfg holds the API key and names the command wakatime-cli runs for it (api_key_vault_cmd)."""
-    assert course.paths.run_later(".wakatime.cfg") == ".wakatime.cfg"
+    assert course.sandbox.paths.run_later(".wakatime.cfg") == ".wakatime.cfg"
     found = verdict(world, "write_file", {"path": ".wakatime.cfg", "content": "[settings]\napi_key_vault_cmd = id\n"})
     assert found.decision == "deny" and "the rule 'deny * .wakatime.cfg'" in found.why, found.why
 
@@ -298,7 +298,7 @@ def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
 # ---------------------------------------------------------------- commands: the kernel
 
 def run(command, workspace, **options):
-    return course.confinement.run_confined(command, workspace, **options)
+    return course.sandbox.confinement.run_confined(command, workspace, **options)
 
 
 def test_an_existing_git_folder_is_read_only_to_a_command(confined, repository):
@@ -312,7 +312,7 @@ def test_an_existing_git_folder_is_read_only_to_a_command(confined, repository):
 
 def test_without_the_kernel_the_same_command_does_change_git(repository, monkeypatch):
     """The control: the command above is one that works when nothing stops it."""
-    monkeypatch.setenv(course.confinement.OPT_OUT, "1")
+    monkeypatch.setenv(course.sandbox.confinement.OPT_OUT, "1")
     run("echo x >> .git/config", repository)
     assert (repository / ".git" / "config").read_text().endswith("x\n")
 
@@ -336,12 +336,12 @@ def test_without_the_kernel_the_same_command_does_change_git(repository, monkeyp
     "mkdir -p .sl && printf '[hooks]\\npre-status = touch /tmp/x\\n' > .sl/config",
 ])
 def test_a_protected_path_a_command_creates_is_removed_when_it_ends(confined, world, made):
-    before = course.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
+    before = course.sandbox.paths.protected_entries(world)  # the world's .bashrc and .bash_profile
     finished = run(made + "; echo made", world)
     assert "made" in finished.output
     assert finished.removed and all(not os.path.lexists(world / path) for path in finished.removed)
     assert "[removed what the command made where other programs would run it later" in finished.output
-    assert course.paths.protected_entries(world) == before  # nothing protected is left that was not there before
+    assert course.sandbox.paths.protected_entries(world) == before  # nothing protected is left that was not there before
     assert (world / "memo.md").exists()  # and nothing else went
 
 
@@ -371,8 +371,8 @@ def harness_inside(world, monkeypatch):
     venv = world / "venv" / "lib" / "python3" / "site-packages"
     venv.mkdir(parents=True)
     (venv / "package.py").write_text("VALUE = 1\n")
-    real = course.paths.harness_environment
-    monkeypatch.setattr(course.paths, "harness_environment", lambda: [*real(), (world / "venv").resolve()])
+    real = course.sandbox.paths.harness_environment
+    monkeypatch.setattr(course.sandbox.paths, "harness_environment", lambda: [*real(), (world / "venv").resolve()])
     return world
 
 
@@ -400,10 +400,10 @@ def test_the_harness_python_is_read_only_to_a_command_too(confined, harness_insi
 def test_the_course_repository_as_the_workspace_keeps_the_harness_out_of_reach():
     """`--workspace .` in the repository: its venv, the course package and the stage are the harness."""
     repository = Path(course.__file__).resolve().parent.parent
-    found = gate().read_call(repository, "write_file", {"path": "course/isolated.py", "content": "x"})
+    found = gate().read_call(repository, "write_file", {"path": "course/sandbox/isolated.py", "content": "x"})
     assert "Python environment that runs the harness" in found.refused
-    assert course.paths.harness_problem(repository, ["course/paths.py"], writes=True)
-    assert not course.paths.harness_problem(repository, ["course/paths.py"], writes=False)  # reading is fine
+    assert course.sandbox.paths.harness_problem(repository, ["course/sandbox/paths.py"], writes=True)
+    assert not course.sandbox.paths.harness_problem(repository, ["course/sandbox/paths.py"], writes=False)  # reading is fine
 
 
 # ---------------------------------------------------------------- what runs later by what is on disk, not by its name
@@ -489,11 +489,11 @@ def test_a_users_own_module_is_written_freely(world, path):
 
 
 def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
-    names = course.paths.python_module_names()
+    names = course.sandbox.paths.python_module_names()
     assert {"json", "os", "typing_extensions", "anthropic"} <= names and "test_foo" not in names
-    assert "what Python imports as 'json'" in course.paths.runs_later_by_content(Path(course.SAMPLE), "json.py")
-    assert "what Python imports as 'json'" in course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/json.py")
-    assert course.paths.runs_later_by_content(Path(course.SAMPLE), "sub/report.py") == ""
+    assert "what Python imports as 'json'" in course.sandbox.paths.runs_later_by_content(Path(course.SAMPLE), "json.py")
+    assert "what Python imports as 'json'" in course.sandbox.paths.runs_later_by_content(Path(course.SAMPLE), "sub/json.py")
+    assert course.sandbox.paths.runs_later_by_content(Path(course.SAMPLE), "sub/report.py") == ""
 
 
 @pytest.mark.parametrize("made", [
@@ -508,10 +508,10 @@ def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
 def test_a_repository_or_a_module_a_command_creates_is_removed_when_it_ends(confined, world, made):
     if made.startswith("git") and not __import__("shutil").which("git"):
         pytest.skip("git is not installed")
-    before = course.paths.protected_entries(world)
+    before = course.sandbox.paths.protected_entries(world)
     finished = run(made + "; echo made", world)
     assert "made" in finished.output and finished.removed, finished.output
-    assert course.paths.protected_entries(world) == before
+    assert course.sandbox.paths.protected_entries(world) == before
     assert not (world / "json.py").exists() and not (world / "json" / "__init__.py").exists()
     assert not (world / "tools" / "json.py").exists() and not (world / "s05" / "json" / "__init__.py").exists()
     assert not (world / "odd" / "HEAD").exists() and not (world / "repo.git" / "HEAD").exists()
@@ -546,14 +546,14 @@ def test_a_folder_a_pointer_names_before_it_is_there_is_removed_once_a_command_m
     finished = run("mkdir -p evil/objects evil/refs && printf '[core]\\n\\tpager = touch /tmp/x\\n' > evil/config; "
                    "echo made", world)
     assert "made" in finished.output and "evil" in finished.removed
-    assert not (world / "evil").exists() and not course.paths.git_directory(world / "repo.git")
+    assert not (world / "evil").exists() and not course.sandbox.paths.git_directory(world / "repo.git")
     assert (world / "repo.git" / "HEAD").exists()
 
 
 def test_a_module_inside_a_namespace_package_of_the_environment_is_asked_about(world):
     """A namespace package (a folder with no __init__.py) joins the portions of every folder on sys.path:
     the workspace's NAME/trace.py is what `import NAME.trace` imports, before the environment's."""
-    names = sorted(course.paths.namespace_package_names())
+    names = sorted(course.sandbox.paths.namespace_package_names())
     if not names:
         pytest.skip("this environment has no namespace package")
     found = verdict(world, "write_file", {"path": f"{names[0]}/trace.py", "content": "import os\n"})
@@ -563,7 +563,7 @@ def test_a_module_inside_a_namespace_package_of_the_environment_is_asked_about(w
 
 
 def editable_mappings() -> set[str]:
-    """Every name an editable install's finder maps, read from the finders' own files (not from course.paths)."""
+    """Every name an editable install's finder maps, read from the finders' own files (not from course.sandbox.paths)."""
     import ast
     import site
 
@@ -595,7 +595,7 @@ def test_every_top_level_module_the_harness_imported_is_a_module_a_workspace_may
 
     imported = {name for name in list(sys.modules) if "." not in name and name.isidentifier() and name != "__main__"
                 and getattr(sys.modules[name], "__spec__", None) is not None and importlib.util.find_spec(name)}
-    missing = {name for name in imported if not course.paths.shadowed_module(Path(course.SAMPLE) / "sub" / f"{name}.py",
+    missing = {name for name in imported if not course.sandbox.paths.shadowed_module(Path(course.SAMPLE) / "sub" / f"{name}.py",
                                                                               frozenset({Path(course.SAMPLE)}))}
     assert not missing and "course" in imported
 
@@ -625,7 +625,7 @@ def test_a_package_beside_a_module_of_the_same_name_is_a_shadowing_module(world)
 
 # ---------------------------------------------------------------- CI configs, the machine's Pythons, XDG homes
 
-# What each CI service runs with the project's secrets at the next push, as .github/workflows (course.paths
+# What each CI service runs with the project's secrets at the next push, as .github/workflows (course.sandbox.paths
 # names the source of each).
 CI_CONFIGS = [".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
               "cloudbuild.yaml", ".cirrus.yml", "appveyor.yml", "buildspec.yml", ".semaphore/semaphore.yml",
@@ -673,35 +673,35 @@ def system_python(tmp_path, monkeypatch):
     (folder / "planted_system_pkg").mkdir(parents=True)
     (folder / "planted_system_pkg" / "__init__.py").write_text("")
     (folder / "planted_system_single.py").write_text("")
-    monkeypatch.setattr(course.paths, "SYSTEM_SITE_PACKAGES", (str(tmp_path / "usr" / "lib" / "python3*" / "dist-packages"),))
-    course.paths.python_module_names.cache_clear()
+    monkeypatch.setattr(course.sandbox.paths, "SYSTEM_SITE_PACKAGES", (str(tmp_path / "usr" / "lib" / "python3*" / "dist-packages"),))
+    course.sandbox.paths.python_module_names.cache_clear()
     yield folder
     monkeypatch.undo()
-    course.paths.python_module_names.cache_clear()
+    course.sandbox.paths.python_module_names.cache_clear()
 
 
 @pytest.mark.parametrize("path", ["planted_system_pkg.py", "tools/planted_system_pkg/__init__.py",
                                   "tools/planted_system_single.py"])
 def test_a_module_named_like_a_package_of_the_machines_own_python_is_denied_without_a_person(world, system_python, path):
     """`/usr/bin/python3 tools/report.py` imports tools/distro.py before the system's distro package."""
-    assert "planted_system_pkg" not in course.paths.harness_module_names()
+    assert "planted_system_pkg" not in course.sandbox.paths.harness_module_names()
     found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
     assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
     assert verdict(world, "write_file", {"path": "tools/planted_elsewhere.py", "content": "x"}).decision == "allow"
 
 
 def test_every_package_of_this_machines_pythons_is_a_module_name():
-    listed = course.paths._modules_in(course.paths.system_site_packages())
-    assert listed <= course.paths.python_module_names()
+    listed = course.sandbox.paths._modules_in(course.sandbox.paths.system_site_packages())
+    assert listed <= course.sandbox.paths.python_module_names()
     if os.path.isdir("/usr/lib/python3/dist-packages/distro"):  # Debian's and Ubuntu's python3 ship it
-        assert "distro" in course.paths.python_module_names()
+        assert "distro" in course.sandbox.paths.python_module_names()
 
 
 # ---------------------------------------------------------------- the chapter's table says what RUN_LATER holds
 
 def test_every_file_the_in_depth_table_says_runs_later_is_one_run_later_names():
     """The examples of the table's row on writes that run later (docs/s06-in-depth.md and its Japanese
-    twin) are each covered by course.paths.RUN_LATER: the page cannot promise a name the gate lets through."""
+    twin) are each covered by course.sandbox.paths.RUN_LATER: the page cannot promise a name the gate lets through."""
     import re
 
     root = Path(__file__).resolve().parents[1]
@@ -710,7 +710,7 @@ def test_every_file_the_in_depth_table_says_runs_later_is_one_run_later_names():
         row = next(line for line in (root / "docs" / page).read_text(encoding="utf-8").splitlines() if line.startswith("| 11 "))
         examples = [word for word in re.findall(r"`([^`]+)`", row.split(" | ")[1]) if path_like.fullmatch(word)]
         assert len(examples) >= 25, (page, examples)
-        missed = [word for word in examples if not course.paths.run_later(word.replace("*", "x").strip("/"))]
+        missed = [word for word in examples if not course.sandbox.paths.run_later(word.replace("*", "x").strip("/"))]
         assert not missed, (page, missed)
 
 
@@ -817,7 +817,7 @@ def test_a_module_an_import_of_the_harness_missed_at_run_time_is_asked_about(wor
     assert verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"}).decision == "allow"
     with pytest.raises(ImportError):
         importlib.import_module(name)
-    assert sys.meta_path[-1] is course.paths.MISSED_IMPORTS or course.paths.MISSED_IMPORTS in sys.meta_path
+    assert sys.meta_path[-1] is course.sandbox.paths.MISSED_IMPORTS or course.sandbox.paths.MISSED_IMPORTS in sys.meta_path
     found = verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"})
     assert found.decision == "deny" and f"imports as {name!r}" in found.why, found.why
     # what it never tried stays the user's own
@@ -865,7 +865,7 @@ def test_a_virtual_environment_is_read_only_to_a_command(confined, environment):
 
 def test_without_the_kernel_the_same_command_does_change_the_environment(environment, monkeypatch):
     """The control: the append above works when nothing stops it."""
-    monkeypatch.setenv(course.confinement.OPT_OUT, "1")
+    monkeypatch.setenv(course.sandbox.confinement.OPT_OUT, "1")
     run("echo 'touch /tmp/pwned' >> pyenv-3/bin/activate", environment)
     assert (environment / "pyenv-3" / "bin" / "activate").read_text().endswith("touch /tmp/pwned\n")
 

@@ -4,7 +4,7 @@
   workspace's (``workspace-evil``, the prefix bug behind CVE-2025-54794 and CVE-2025-53110),
   symbolic links inside the workspace that lead out (to a file, a folder, the parent, a file
   that does not exist yet), a link loop, unicode look-alikes, NUL bytes, '.' and empty segments.
-  The one resolver (``course.paths.resolve``, which the file tools and the gate share) either refuses
+  The one resolver (``course.sandbox.paths.resolve``, which the file tools and the gate share) either refuses
   a path or returns one inside the workspace, and no file tool creates, reads, changes or deletes
   anything outside it, whatever it is handed.
 * Compound commands: harmless allowed commands (ls, echo, cat...) joined with a denied or an
@@ -36,8 +36,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import course
-import course.confinement
-import course.paths
+import course.sandbox.confinement
+import course.sandbox.paths
 import s06_world
 from s06_world import gate, s06
 
@@ -158,8 +158,8 @@ def test_the_resolver_refuses_or_returns_a_path_inside_the_workspace(standing_wo
     workspace = standing_workspace
     path = concrete(workspace, *case)
     try:
-        resolved = course.paths.resolve(workspace, path)
-    except course.paths.Refused as refused:
+        resolved = course.sandbox.paths.resolve(workspace, path)
+    except course.sandbox.paths.Refused as refused:
         assert refused.kind == "outside_workspace" and refused.message and refused.hint
         return
     except RuntimeError as loop:  # a link loop: Path.resolve() gives up, nothing is opened
@@ -186,7 +186,7 @@ def use_tool(workspace: Path, tool: str, path: str) -> tuple[bool, str]:
     }
     try:
         return True, calls[tool]()
-    except (s06.ToolError, course.paths.Refused) as refused:
+    except (s06.ToolError, course.sandbox.paths.Refused) as refused:
         return False, f"{refused.kind}: {refused.message} ({refused.hint})"
     except (OSError, ValueError, RuntimeError) as failed:  # e.g. a folder read as a file, a link loop
         return False, f"{type(failed).__name__}: {failed}"
@@ -280,7 +280,7 @@ def compound_commands(draw) -> tuple[str, list[str]]:
 def decide(workspace: Path, command: str) -> tuple[str, str, str]:
     """decide()'s verdict on a command with the default rules and the kernel's confinement as probed, as
     (decision, why, decided_by): nothing runs."""
-    return s06_world.decide(workspace, command, confinement=course.confinement.probe())
+    return s06_world.decide(workspace, command, confinement=course.sandbox.confinement.probe())
 
 
 def severity(verdict: str) -> int:
@@ -330,7 +330,7 @@ ADVERSARIAL = [
 # MAX_DIGITS digits (a thousand-digit product takes microseconds). That is checked here, before each
 # operation runs, by a bound of its own (bits, not the calculator's logarithms), so that a guard that
 # let 9**9**9 through fails this test instead of hanging it, on any machine, however loaded.
-MOST_BITS = int(course.arithmetic.MAX_DIGITS * math.log2(10)) + 64
+MOST_BITS = int(course.helpers.arithmetic.MAX_DIGITS * math.log2(10)) + 64
 
 
 def most_bits(operation, operands) -> float:
@@ -348,7 +348,7 @@ def most_bits(operation, operands) -> float:
 @contextlib.contextmanager
 def every_operation_bounded():
     """Each operation the calculator performs, refused by this test if it could pass MOST_BITS."""
-    original = dict(course.arithmetic.OPERATORS)
+    original = dict(course.helpers.arithmetic.OPERATORS)
 
     def bounded(operation):
         def run(*operands):
@@ -356,16 +356,16 @@ def every_operation_bounded():
             assert bits <= MOST_BITS, f"the calculator was about to compute {operation.__name__}{operands!r:.80} (about {bits:.0f} bits)"
             return operation(*operands)
         return run
-    course.arithmetic.OPERATORS.update({kind: bounded(operation) for kind, operation in original.items()})
+    course.helpers.arithmetic.OPERATORS.update({kind: bounded(operation) for kind, operation in original.items()})
     try:
         yield
     finally:
-        course.arithmetic.OPERATORS.update(original)
+        course.helpers.arithmetic.OPERATORS.update(original)
 
 
 def assert_bounded(expression: str) -> None:
     workspace = Path(tempfile.gettempdir())  # the calculator never touches its workspace
-    checking = gate(confinement=course.confinement.probe())
+    checking = gate(confinement=course.sandbox.confinement.probe())
     with every_operation_bounded():
         text, is_error = s06.run_tool(workspace, "calculate", {"expression": expression}, checking)
     result = json.loads(text)
@@ -373,11 +373,11 @@ def assert_bounded(expression: str) -> None:
         assert result["ok"] is False and result["error"] and result["message"] and result["hint"]
         assert "the calculator was about to compute" not in text, text  # the bound above, not the calculator, refused
     else:
-        assert len(result["output"]) <= course.arithmetic.MAX_DIGITS + 10, f"calculate({expression[:60]!r}) gave {len(result['output'])} characters"
+        assert len(result["output"]) <= course.helpers.arithmetic.MAX_DIGITS + 10, f"calculate({expression[:60]!r}) gave {len(result['output'])} characters"
 
 
 def test_the_bound_of_this_file_catches_a_calculator_that_computes_a_tower(monkeypatch):
-    monkeypatch.setattr(course.arithmetic, "refuse_huge", lambda *arguments: None)
+    monkeypatch.setattr(course.helpers.arithmetic, "refuse_huge", lambda *arguments: None)
     with pytest.raises(AssertionError, match="about to compute"):
         assert_bounded("9**9**9")
 

@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from course import bench, changes, exercise_text, exercises, site, viewer
-from course.models import CourseError
-from course.site_questions import STOP_REASONS, STOP_REASONS_JA
+from course.lab import bench
+from course import changes
+from course.grading import exercise_text, exercises
+from course.site import pages as site
+from course.viewer import pages as viewer
+from course.runtime.models import CourseError
+from course.site.questions import STOP_REASONS, STOP_REASONS_JA
 from helpers import STAGES, load_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,7 +221,7 @@ def test_a_japanese_page_links_its_runs_to_the_viewers_japanese_pages(tmp_path):
 
 
 def test_every_scenario_says_what_it_shows_in_japanese_too():
-    from course import scenarios
+    from course.lab import scenarios
     assert set(site.SCENARIO_SHOWS_JA) == {scenario.name for scenario in scenarios.SCENARIOS}
     assert all(japanese(text) for text in site.SCENARIO_SHOWS_JA.values())
     with site.page_language("ja"):

@@ -8,8 +8,8 @@ import json
 import pytest
 
 import course
-from course import ladder
-from course.scenarios import REPORT_TASK, Scenario, reports_every_file
+from course.lab import ladder
+from course.lab.scenarios import REPORT_TASK, Scenario, reports_every_file
 from helpers import assert_valid_history, calls_of, tool_uses
 
 pytestmark = pytest.mark.stage()  # these tests drive a stage to test the offline model or a command; they pin none

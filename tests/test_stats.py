@@ -10,9 +10,11 @@ import pytest
 
 import course
 from helpers import load_stage
-from course import CourseError, ladder, runlog
+from course import CourseError
+from course.lab import ladder
+from course.runtime import runlog
 from course.__main__ import main
-from course.stats import report, summarise
+from course.lab.stats import report, summarise
 
 pytestmark = pytest.mark.stage()  # these tests drive s03 to test course stats; they pin no stage
 

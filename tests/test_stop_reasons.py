@@ -14,7 +14,7 @@ import pytest
 
 import course
 from course.offline import Reply
-from course.replies import MAX_PAUSES
+from course.helpers.replies import MAX_PAUSES
 from helpers import DONE, assert_valid_history, each_stage, load_stage, results_in, scripted_client
 
 FROM_S03 = ("s03", "s04", "s05", "s06")

@@ -14,7 +14,7 @@ import pytest
 
 import course
 from course.offline import Reply
-from course.replies import cleaned
+from course.helpers.replies import cleaned
 from helpers import DONE, assert_valid_history, each_stage, load_stage, scripted_client
 
 TASK = "Compare memo.md and todo.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from course import translations
+from course.site import translations
 
 ENGLISH = '''# Setup
 

@@ -1,4 +1,4 @@
-"""The trace viewer (course/viewer.py): a run read into turns, from a transcript or from the site's
+"""The trace viewer (course/viewer/pages.py): a run read into turns, from a transcript or from the site's
 recording of the trace, and written as a page that shows everything in it as data."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import course
-from course import ladder, prices, site, transcript, viewer
+from course.lab import ladder
+from course.runtime import prices, transcript
+from course.site import pages as site
+from course.viewer import pages as viewer
 from course.__main__ import main as course_main
 from helpers import REPORT_TASK, load_stage, scripted_client
 
@@ -194,7 +197,7 @@ def test_each_run_and_ladder_cell_a_page_shows_links_to_its_view():
     traced, *cells = (viewer.site_views()[run_id] for run_id in linked)
     assert (traced["stage"], traced["model"]) == ("s04", "offline-text-calls")
     assert [(cell["stage"], cell["ladder"]["scenario"]) for cell in cells] == [("s02", "looping"), ("s03", "looping")]
-    looping = course.scenarios.scenario_named("looping")
+    looping = course.lab.scenarios.scenario_named("looping")
     table = site.with_run_links(ladder.markdown([site.ladder_cell(stage, looping) for stage in ("s02", "s03")]))
     assert [site.cell_view_id(stage, "looping") in table for stage in ("s02", "s03")] == [True, True]
 
@@ -214,8 +217,8 @@ def test_a_summary_that_rewrote_the_history_is_a_note_and_repeats_no_turn(tmp_pa
     s05 = load_stage("s05")
     monkeypatch.setattr(s05, "SUMMARY_THRESHOLD", 1500)  # summarise within a dozen turns
     workspace = course.prepare_workspace()
-    course.scenarios.ledger(workspace, 10)
-    result = s05.run(course.scenarios.LEDGER_TASK, model="offline-long-12", workspace=workspace, runs_log=False,
+    course.lab.scenarios.ledger(workspace, 10)
+    result = s05.run(course.lab.scenarios.LEDGER_TASK, model="offline-long-12", workspace=workspace, runs_log=False,
                      transcript=tmp_path / "run.jsonl")
     view = viewer.read_transcript(tmp_path / "run.jsonl")
     assert [turn["number"] for turn in view["turns"]] == list(range(1, result.turns + 1))

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from course import site, viewer
+from course.site import pages as site
+from course.viewer import pages as viewer
 from test_viewer import MARKUP, hostile_run
 
 BROWSER = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None)

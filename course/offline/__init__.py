@@ -6,15 +6,18 @@ for the behaviours selected by model id (each in a module of its own: ``tutor.py
 
 The flood task's workspace and its truth are public here, for the benchmark and the ladder:
 ``FLOOD_TASK``, ``write_flood_logs(workspace, count)`` and ``flood_error_total(snapshot)``.
+
+In the support package's layers it comes after course.runtime and course.helpers, and imports nothing
+else of the course.
 """
 
-from .behaviours import Behaviour, Reply
-from .catalog import MODELS, Model, UnknownBehaviour, behaviour_for, describe, known_models
-from .context_management import BETA_OF as CONTEXT_MANAGEMENT_BETAS
-from .conversation import Call, Conversation
-from .flood import COUNT_TASK as FLOOD_TASK, error_total as flood_error_total, logs as write_flood_logs
-from .transport import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script
-from .validation import ApiError, validate_request
+from course.offline.behaviours import Behaviour, Reply
+from course.offline.catalog import MODELS, Model, UnknownBehaviour, behaviour_for, describe, known_models
+from course.offline.context_management import BETA_OF as CONTEXT_MANAGEMENT_BETAS
+from course.offline.conversation import Call, Conversation
+from course.offline.flood import COUNT_TASK as FLOOD_TASK, error_total as flood_error_total, logs as write_flood_logs
+from course.offline.transport import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script
+from course.offline.validation import ApiError, validate_request
 
 __all__ = [
     "ApiError", "Behaviour", "CONTEXT_MANAGEMENT_BETAS", "Call", "Conversation", "DEFAULT_CONTEXT_WINDOW", "FLOOD_TASK", "Faults", "MODELS",

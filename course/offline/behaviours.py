@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .conversation import Conversation
+from course.offline.conversation import Conversation
 
 
 @dataclass

@@ -43,8 +43,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from . import tokens
-from .validation import invalid
+from course.offline import tokens
+from course.offline.validation import invalid
 
 MAX_BREAKPOINTS = 4
 MINIMUM_CACHEABLE_TOKENS = 1024   # Sonnet and Opus; the offline ids are priced and cached like Sonnet

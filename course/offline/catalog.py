@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import faulty_callers, flood, long_tasks, misbehaving, reckless, tutor
-from . import small_local, thoughtful
-from .behaviours import Behaviour
+from course.offline import faulty_callers, flood, long_tasks, misbehaving, reckless, tutor
+from course.offline import small_local, thoughtful
+from course.offline.behaviours import Behaviour
 
 FAMILY_PARAMETER = "N"
 

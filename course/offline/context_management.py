@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import copy
 
-from . import tokens
-from .validation import invalid
+from course.offline import tokens
+from course.offline.validation import invalid
 
 BETA_OF = {"clear_tool_uses_20250919": "context-management-2025-06-27", "compact_20260112": "compact-2026-01-12"}
 CLEARED = "[cleared: this tool result was removed to save context]"

@@ -27,9 +27,9 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from .behaviours import Reply
-from .conversation import Call, Conversation, read_result
-from .tutor import FILE_NAME, classify, tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Call, Conversation, read_result
+from course.offline.tutor import FILE_NAME, classify, tutor
 
 JSON_TYPES = r"(?:string|integer|number|boolean|array|object|list|int|str|bool|float|dict)"
 # A hint offering another name: "nearest existing names: memo.md", "did you mean 'memo.md'?".

@@ -45,9 +45,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .behaviours import Reply
-from .conversation import Call, Conversation, parse_listing
-from .tutor import tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Call, Conversation, parse_listing
+from course.offline.tutor import tutor
 
 LOGS_FOLDER = "logs"
 COUNT_TASK = f"Count the ERROR lines in every log file of the {LOGS_FOLDER} folder"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import tokens
-from .behaviours import Reply
-from .conversation import Call, Conversation, parse_listing
-from .tutor import tutor
+from course.offline import tokens
+from course.offline.behaviours import Reply
+from course.offline.conversation import Call, Conversation, parse_listing
+from course.offline.tutor import tutor
 
 # "Add up the amounts in every file of the ledger folder" / "ledger フォルダの金額を合計して"
 ADD_UP = re.compile(r"add up|total|\bsum\b|合計|足し", re.I)

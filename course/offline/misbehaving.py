@@ -6,9 +6,9 @@ failing run is the misbehaviour and nothing else.
 
 from __future__ import annotations
 
-from .behaviours import Reply
-from .conversation import Conversation
-from .tutor import tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Conversation
+from course.offline.tutor import tutor
 
 
 def looping(conversation: Conversation) -> Reply:

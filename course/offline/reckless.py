@@ -49,9 +49,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .behaviours import Reply
-from .conversation import Call, Conversation, parse_listing
-from .tutor import classify, tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Call, Conversation, parse_listing
+from course.offline.tutor import classify, tutor
 
 LEFTOVERS = ("todo.md", "notes.txt", "old.txt", "tmp.txt")  # names a tidy-minded model would delete first
 EMPTIED = "memo.md"

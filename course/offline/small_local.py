@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .behaviours import Reply
-from .conversation import Conversation
-from .faulty_callers import file_to_misspell, misspell, note, notes_in, results_written_back, written_call
-from .tutor import FILE_NAME, tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Conversation
+from course.offline.faulty_callers import file_to_misspell, misspell, note, notes_in, results_written_back, written_call
+from course.offline.tutor import FILE_NAME, tutor
 
 
 # ---------------------------------------------------------------- offline-echo

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from .validation import invalid
+from course.offline.validation import invalid
 
 THINKING_TYPES = ("thinking", "redacted_thinking")
 MINTED = "offline."  # how a signature or data the offline model made begins
@@ -75,7 +75,7 @@ def _place(content: list, block_index: int) -> tuple[int, list]:
 
 
 def _kept(block: dict) -> str:
-    """A thinking block as it is sent and must come back: the fields a stage keeps (course.replies.KEPT)."""
+    """A thinking block as it is sent and must come back: the fields a stage keeps (course.helpers.replies.KEPT)."""
     return json.dumps({key: block[key] for key in ("type", "thinking", "signature", "data") if key in block}, sort_keys=True)
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from .behaviours import Reply
-from .conversation import Conversation
-from .tutor import tutor
+from course.offline.behaviours import Reply
+from course.offline.conversation import Conversation
+from course.offline.tutor import tutor
 
 FILE_NAME = re.compile(r"(?<![\w./-])([\w-]+(?:/[\w-]+)*\.(?:md|txt|json|log|csv|py))\b")
 

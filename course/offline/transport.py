@@ -31,15 +31,15 @@ from typing import Callable
 
 import httpx2
 
-from . import tokens
-from .cache import PromptCache, check_breakpoints
-from .behaviours import Reply
-from .catalog import UnknownBehaviour, behaviour_for
-from .conversation import read_request
-from . import context_management as managed
-from .thinking import Signatures, check_config
-from .validation import LATEST_API_VERSION, ApiError, validate_request
-from ..replies import cleaned, reply_problem
+from course.offline import tokens
+from course.offline.cache import PromptCache, check_breakpoints
+from course.offline.behaviours import Reply
+from course.offline.catalog import UnknownBehaviour, behaviour_for
+from course.offline.conversation import read_request
+from course.offline import context_management as managed
+from course.offline.thinking import Signatures, check_config
+from course.offline.validation import LATEST_API_VERSION, ApiError, validate_request
+from course.helpers.replies import cleaned, reply_problem
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -195,7 +195,7 @@ class OfflineTransport(httpx2.MockTransport):
             message["usage"]["iterations"] = iterations + [dict(message["usage"], type="message")]
         if edits:
             message["context_management"] = {"applied_edits": applied}
-        # A script may send what a broken local server would; it meets the same check (course.replies).
+        # A script may send what a broken local server would; it meets the same check (course.helpers.replies).
         problem = reply_problem(message, body["messages"]) if self.script is not None else ""
         if problem:
             raise ApiError(502, "api_error", f"the scripted model's reply is not one the course can read: {problem}")

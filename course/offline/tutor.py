@@ -46,9 +46,9 @@ from __future__ import annotations
 import json
 import re
 
-from .behaviours import Reply
-from .conversation import Call, Conversation, parse_listing
-from .task_reading import FILE_NAME, GENERIC, classify, key_words, normalised, words_asked_about
+from course.offline.behaviours import Reply
+from course.offline.conversation import Call, Conversation, parse_listing
+from course.offline.task_reading import FILE_NAME, GENERIC, classify, key_words, normalised, words_asked_about
 
 __all__ = ["FILE_NAME", "classify", "tutor"]
 

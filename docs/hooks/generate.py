@@ -1,14 +1,14 @@
-"""MkDocs hook: the glue between the pages and ``course.site``, which renders their generated parts.
+"""MkDocs hook: the glue between the pages and ``course.site.pages``, which renders their generated parts.
 
 The placeholders a page may hold (``<!-- trace s01 "TASK" -->``, ``<!-- diff s00 s01 -->``, ...) and
-their options are documented in ``course/site.py``'s docstring; this file only
+their options are documented in ``course/site/pages.py``'s docstring; this file only
 
 * finds the placeholders, each on a line of its own and outside fenced code blocks, and replaces
-  each with what ``course.site.render`` makes of it, indented as the placeholder was (so that it
+  each with what ``course.site.pages.render`` makes of it, indented as the placeholder was (so that it
   works inside a content tab or an admonition);
 * renders each page's parts in the page's language: a page ``docs/NAME.ja.md`` gets Japanese words
   around the same generated figures (``language_of``), and its runs link to the viewer's Japanese pages;
-* checks that every code include of a page names a section that exists (``course.site.check_code_includes``);
+* checks that every code include of a page names a section that exists (``course.site.pages.check_code_includes``);
 * fails the build, naming the page and the line, for a placeholder that cannot be honoured or a
   renderer that crashes;
 * draws the diagrams with no network: Material for MkDocs draws ``mermaid`` blocks with the script it
@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository root, where the cou
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from course import site  # noqa: E402  (found through the line above when the course is not installed)
-from course import viewer  # noqa: E402
-from course.models import CourseError  # noqa: E402
-from course.site import KINDS, inline_html  # noqa: E402,F401  (tests read the hook's tables with inline_html)
+from course.site import pages as site  # noqa: E402  (found through the line above when the course is not installed)
+from course.viewer import pages as viewer  # noqa: E402
+from course.runtime.models import CourseError  # noqa: E402
+from course.site.pages import KINDS, inline_html  # noqa: E402,F401  (tests read the hook's tables with inline_html)
 
 log = logging.getLogger("mkdocs.hooks.generate")
 
@@ -50,7 +50,7 @@ MERMAID_SITE_PATH = "assets/javascripts/mermaid.min.js"
 
 def on_config(config):
     # `mkdocs serve` rebuilds in one process: each build runs the code as it is now, taking only the runs
-    # an earlier build made of byte-for-byte the same code (course/build_cache.py)
+    # an earlier build made of byte-for-byte the same code (course/site/build_cache.py)
     site.start_build(remember=True)
     return config
 
@@ -93,7 +93,7 @@ def on_post_page(output: str, page, config) -> str:
 
 
 def on_post_build(config):
-    # Each run the pages showed, as a page of the trace viewer (course/viewer.py), with its script and style.
+    # Each run the pages showed, as a page of the trace viewer (course/viewer/pages.py), with its script and style.
     viewer.write_site(config.site_dir)
 
 
@@ -157,7 +157,7 @@ def expand(markdown: str, where: str = "<page>", language: str = "en") -> str:
 
 
 def generate(kind: str, arguments: str, where: str = "<page>", language: str = "en") -> str:
-    """``course.site.render``, its failure turned into the build's, at ``where`` (page:line)."""
+    """``course.site.pages.render``, its failure turned into the build's, at ``where`` (page:line)."""
     try:
         return site.render(kind, arguments, language=language)
     except CourseError as error:  # a placeholder that cannot be honoured: its own words are enough

@@ -1,0 +1,135 @@
+"""What a tool hands back to the model, with every private key in it cut out.
+
+The s06 gate hides a file that holds a private key, judged by its first bytes (``course.sandbox.paths.PRIVATE_KEY``).
+A key further down a file (a certificate chain with its key appended), or one a command prints, would still
+reach the history, and with it every later request to the API. So each output is read once more on its way
+back: every key, from its first line to its last (or to the output's end, where the output was cut), becomes
+one line that says what was there. The armours are those ``course.sandbox.paths`` knows: PEM's (RFC 7468) and
+OpenSSH's, RFC 4716's, GnuPG's private key block (RFC 4880), PuTTY's .ppk (from its first line to its
+Private-MAC) and age's secret keys (https://age-encryption.org/v1); and, with no armour, OpenSSH's body (by
+the base64 of its magic), WireGuard's PrivateKey and a JSON Web Key's "d".
+
+A key's body travels without its BEGIN line too: ``grep -v BEGIN key.pem``, ``tail -n 5``, a read from an
+offset inside the block. So the lines of base64 are looked at on their own (``_bodies_hidden``), and so is a
+PEM file written as one base64 value, as a Kubernetes Secret or a kubeconfig holds its key (``_encoded_hidden``).
+This is a net under the gate, not a wall: a command can always reshape what it prints (``rev``, ``base64``, one
+line at a time), and no reading of the output can tell such bytes from any others. What keeps a key's file out of
+reach is the gate.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+KEY = re.compile(r"-----BEGIN (?P<armour>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END (?P=armour)-----|\Z)"
+                 r"|---- BEGIN (?P<ssh2>[A-Z0-9 ]*PRIVATE KEY) ----.*?(?:---- END (?P=ssh2) ----|\Z)"  # RFC 4716's
+                 r"|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\Z)"
+                 r"|AGE-SECRET-KEY-1[0-9A-Za-z]{20,}"
+                 # OpenSSH's body with no armour: the base64 of its magic, "openssh-key-v1", then the rest of the run
+                 r"|b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20}[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/]{70}(?=\r?\n))*"
+                 r"|(?:(?<=PrivateKey = )|(?<=PrivateKey=))[A-Za-z0-9+/]{43}=", re.S)  # WireGuard's, after its name
+MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File-", "AGE-SECRET-KEY-1", "b3BlbnNzaC1rZXktdjE", "PrivateKey")
+# A JSON Web Key's private member "d" (RFC 7518 section 6.2.2.1), in an object with a "kty": its value is cut.
+JWK_PRIVATE = re.compile(r'("d"\s*:\s*)"[A-Za-z0-9_-]{20,}"')
+SHOWN_INSTEAD = "[a private key was here: not shown, the rules keep keys out of the history]"
+
+# A line of an armoured body: base64 wrapped at 64 characters by PEM (RFC 7468 section 2,
+# https://www.rfc-editor.org/rfc/rfc7468#section-2), GnuPG (RFC 4880 section 6.3) and PuTTY, at 70 by OpenSSH
+# (sshbuf_dtob64 in https://github.com/openssh/openssh-portable/blob/master/sshbuf-misc.c), at 76 by MIME
+# encoders; the last line of a body is shorter and may end in "=" (RFC 7468 section 3).
+FULL_WIDTHS = (64, 70, 76)
+BASE64 = re.compile(r"[A-Za-z0-9+/]+")
+BODY_PIECE = re.compile(r"[A-Za-z0-9+/]{1,76}={0,2}|=[A-Za-z0-9+/]{4}")  # a last line, a partial first one, GnuPG's checksum
+ANY_FULL_LINE = re.compile(r"^[ \t]*(?:[A-Za-z0-9+/]{64}|[A-Za-z0-9+/]{70}|[A-Za-z0-9+/]{76})[ \t]*\r?$", re.M)
+PRIVATE_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+OTHER_ARMOUR = re.compile(r"-----(?P<edge>BEGIN|END) (?P<label>[A-Z0-9 ]+)-----")
+# With no armour line at all, this many full lines in a row are taken for a key's body. Prose and code have no
+# line of exactly 64, 70 or 76 base64 characters with no space or punctuation (a SHA-256 in hex is 64 such
+# characters, but it has no capital letter, which every full line must have, and a small one). The base64 of a
+# public certificate, shown without its BEGIN CERTIFICATE line and its END line, is hidden too: nothing in those
+# lines tells it from a key's, and hiding a certificate costs the model nothing it needs.
+RUN_WITHOUT_ARMOUR = 2
+# A PEM file written as one base64 value starts with the base64 of "-----BEGIN".
+ENCODED_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}")
+
+
+def private_keys_hidden(text: str) -> str:
+    """``text`` with each private key in it replaced by SHOWN_INSTEAD."""
+    if any(marker in text for marker in MARKERS):
+        text = KEY.sub(SHOWN_INSTEAD, text)
+    if '"kty"' in text:
+        text = JWK_PRIVATE.sub(lambda found: f'{found[1]}"{SHOWN_INSTEAD}"', text)
+    if "LS0tLS1CRUdJTi" in text:
+        text = ENCODED_PEM.sub(_encoded_hidden, text)
+    if "PRIVATE KEY" in text or ANY_FULL_LINE.search(text):
+        text = _bodies_hidden(text)
+    return text
+
+
+def _encoded_hidden(found: re.Match) -> str:
+    value = found[0]
+    whole = value[:len(value) - len(value) % 4]  # a value cut short still decodes as far as it goes
+    try:
+        decoded = base64.b64decode(whole, validate=True).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return value
+    return SHOWN_INSTEAD if private_keys_hidden(decoded) != decoded else value
+
+
+def _kind(line: str) -> str:
+    """"full", "piece" (a short base64 line), "gap", "end" (a private key's END line), "begin"/"close" (another
+    armour's BEGIN or END line), or "" (anything else)."""
+    bare = line.strip(" \t\r")
+    if bare == "--":
+        return "gap"  # what grep prints between the groups of lines around its matches
+    if PRIVATE_END.fullmatch(bare):
+        return "end"
+    armour = OTHER_ARMOUR.fullmatch(bare)
+    if armour:
+        return "begin" if armour["edge"] == "BEGIN" else "close"
+    if len(bare) in FULL_WIDTHS and BASE64.fullmatch(bare) and not bare.islower() and not bare.isupper():
+        return "full"
+    return "piece" if BODY_PIECE.fullmatch(bare) else ""
+
+
+def _bodies_hidden(text: str) -> str:
+    """Each run of base64 lines that ends at a private key's END line, and each run of RUN_WITHOUT_ARMOUR full
+    lines or more outside another armour's block (a certificate's, a public key's), becomes SHOWN_INSTEAD."""
+    lines = text.split("\n")  # not splitlines(): a form feed or U+2028 ends no line of a PEM file
+    kinds = [_kind(line) for line in lines]
+    hidden = [False] * len(lines)
+    for at, kind in enumerate(kinds):
+        if kind == "end":  # the key's body is every base64 line above it, however it was cut at the top
+            start = at
+            while start > 0 and kinds[start - 1] in ("full", "piece", "gap"):
+                start -= 1
+            hidden[start:at + 1] = [True] * (at + 1 - start)
+    inside = False  # within another armour's block, whose body is no key's
+    at = 0
+    while at < len(lines):
+        kind = kinds[at]
+        inside = True if kind == "begin" else False if kind == "close" else inside
+        if kind != "full" or inside or hidden[at]:
+            at += 1
+            continue
+        end = at
+        while end < len(lines) and kinds[end] == "full" and not hidden[end]:
+            end += 1
+        after = end
+        while after < len(lines) and after - end < 2 and kinds[after] == "piece":
+            after += 1  # the body's last line, and GnuPG's checksum
+        if end - at >= RUN_WITHOUT_ARMOUR and not (after < len(lines) and kinds[after] == "close"):
+            first = at - 1 if at > 0 and kinds[at - 1] == "piece" else at  # a read that began inside a line
+            hidden[first:after] = [True] * (after - first)
+        at = after
+    if not any(hidden):
+        return text
+    shown = []
+    for line, hide in zip(lines, hidden):
+        if not hide:
+            shown.append(line)
+        elif not shown or shown[-1] != SHOWN_INSTEAD:
+            shown.append(SHOWN_INSTEAD)
+    return "\n".join(shown)
