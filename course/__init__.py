@@ -1,6 +1,6 @@
 """The course's support package: everything around the agent that the learner does not build.
 
-* ``make_client`` / ``resolve_model``: the client factory and the one place model ids are decided;
+* ``make_client`` (``make_async_client``) / ``resolve_model``: the client factory and the one place model ids are decided;
 * ``offline``: the in-process offline model behind the real SDK;
 * ``prepare_workspace``: the sample project, copied fresh per run;
 * ``TracePrinter`` and ``stage_main``: the command line every stage shares;
@@ -36,7 +36,7 @@ from .workspace import SAMPLE, prepare_workspace, shown, snapshot
 # such as course.isolated's server holding s06's command reader.
 _ON_FIRST_USE = {
     "as_dict": "cli", "explain_api_error": "cli", "stage_main": "cli", "summary": "cli",
-    "make_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
+    "make_client": "client", "make_async_client": "client", "Runaway": "guard", "capped": "guard", "Faults": "offline",
     "argument_errors": "schema", "describe_parameters": "schema", "private_keys_hidden": "redaction",
     "why_refused": "replies", "unknown_stop_reason": "replies", "kept_pausing": "replies",
 }
@@ -45,7 +45,7 @@ __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
-    "is_offline", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
+    "is_offline", "make_async_client", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
     "shown", "snapshot",
     "stage_main", "summary", "unknown_stop_reason", "why_refused", "kept_pausing",
 ]
@@ -64,7 +64,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what editors and type checkers read
     from .cli import as_dict, explain_api_error, stage_main, summary
-    from .client import make_client
+    from .client import make_async_client, make_client
     from .guard import Runaway, capped
     from .offline import Faults
     from .replies import kept_pausing, unknown_stop_reason, why_refused

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import uuid
 from dataclasses import dataclass
 from typing import Callable
 
@@ -84,12 +85,9 @@ class OfflineTransport(httpx2.MockTransport):
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         response = self._answer(request)
-        # Every response of the API carries a request-id header (the SDK's ``_request_id``): one per request.
-        self._requests += 1
-        response.headers["request-id"] = f"req_offline_{self._requests:012d}"
+        # Every response of the API carries a request-id header (the SDK's ``_request_id``), unique to the request.
+        response.headers["request-id"] = f"req_offline_{uuid.uuid4().hex[:24]}"
         return response
-
-    _requests = 0
 
     def _answer(self, request: httpx2.Request) -> httpx2.Response:
         fault = self._maybe_fault(request)
