@@ -57,6 +57,8 @@ so a placeholder works inside a content tab or an admonition):
   each scenario on each stage, its outcome, turns and input tokens.
 * ``<!-- compare sNN sMM "TASK" [OPTION=VALUE ...] -->``: the same run (the trace options) on each
   stage, one row per stage: its stop reason, turns, tokens and answer.
+* ``<!-- offline-rules -->``: the table of rules the offline model checks and honours
+  (``course/offline/rules.py``), each with its source.
 * ``<!-- stats sNN -->``: a ``text`` block with what ``python -m course stats`` prints after
   stage ``sNN`` has run every ladder scenario once, into a runs log of its own.
 * ``<!-- ladder -->``: the Markdown table returned by ``course.ladder.markdown()``, then whether
@@ -137,7 +139,7 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
            "start_build", "trace"]
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "exercise-section", "bench", "doctor", "three-questions")
+         "exercises", "exercise-section", "bench", "doctor", "three-questions", "offline-rules")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -232,6 +234,10 @@ def rendered(kind: str, arguments: str) -> str:
         from . import exercise_text, exercises
         stage = one_stage(kind, arguments)
         return exercise_text.section(stage, exercises.stage_regions(stage), language()) + "\n"
+    if kind == "offline-rules":
+        if arguments:
+            raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
+        return offline_rules_table() + "\n\n"
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
@@ -674,6 +680,17 @@ SCENARIO_SHOWS_JA = {
     "stubborn": "エラーが何を言っても、ヒントがあっても、綴りを誤ったパスを送り直す（実測）",
     "borrowing": "タスクのファイルではなく、ツールの説明にある例のファイルを読み、そのテキストを繰り返す（実測）",
 }
+
+
+def offline_rules_table() -> str:
+    """The offline model's table of rules (course/offline/rules.py), one row per rule, with its source."""
+    from .offline import rules
+    kinds = {"refuses": say("400 before the model answers", "モデルが答える前に 400"),
+             "honours": say("shapes the reply", "返答を整える")}
+    rows = [[f"`{rule.name}`", kinds[rule.kind], inline_html(say(rule.says, rule.says_ja)),
+             f"[{rule.source.split('//', 1)[1]}]({rule.source})"] for rule in rules.RULES]
+    return markdown_table(say_all(("rule", "規則"), ("what happens", "何が起きるか"), ("the rule", "規則の中身"),
+                                  ("source", "出典")), rows, align="llll")
 
 
 def scenario_table() -> str:

@@ -144,3 +144,12 @@ def test_top_level_cache_control_caches_the_prompt():
     first, second = client.messages.create(**body), client.messages.create(**body)
     assert first.usage.cache_creation_input_tokens > 0
     assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+
+
+def test_the_site_page_shows_every_row_with_its_source_in_both_languages():
+    from course import site
+    for language in ("en", "ja"):
+        table = site.render("offline-rules", "", language)
+        for rule in rules.RULES:
+            assert f"`{rule.name}`" in table and f"({rule.source})" in table
+    assert "<!-- offline-rules -->" in open("docs/offline-model-rules.ja.md", encoding="utf-8").read()
