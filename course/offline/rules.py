@@ -281,6 +281,8 @@ def with_automatic_caching(body: dict) -> dict:
 def shape_reply(body: dict, blocks: list[dict], stop_reason: str | None) -> tuple[list[dict], str | None, str | None]:
     """The behaviour's reply with tool_choice, disable_parallel_tool_use and stop_sequences applied:
     (blocks, stop_reason, stop_sequence)."""
+    if body.get("tool_choice") is None and not body.get("stop_sequences"):
+        return blocks, stop_reason, None   # nothing to honour: most requests
     choice = body.get("tool_choice") or {"type": "auto"}
     tools = [tool for tool in body.get("tools") or [] if isinstance(tool, dict)]
     blocks = [dict(block) for block in blocks]
