@@ -8,17 +8,24 @@ the wire protocol; nothing about a stage is known here.
 What it does, in the order the real API does it:
 1. optionally injects a transient fault (429, 529, 500, or a dropped connection), for reliability
    work; the SDK's own retries (2 by default) then apply;
-2. validates the request (``validation.py``) and answers a violation with the real 400;
+2. validates the request (``validation.py``, then the table of ``rules.py``) and answers a violation with
+   the real 400; a request for the message-threads beta gets the answer for a server that cannot thread it
+   (the offline model is stateless), and the SDK then sends the full history;
 3. estimates the prompt (``tokens.py``) and refuses one larger than the context window with the
    real "prompt is too long" 400;
 4. asks the behaviour named by the model id (``catalog.py``) for a reply, a pure function of the
    request; a scripted client (``make_client(behaviour=...)``) asks its own function instead;
-5. honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
+5. applies ``tool_choice``, ``disable_parallel_tool_use`` and ``stop_sequences`` to whatever the behaviour
+   replied (``rules.shape_reply``), or answers ``output_config.format`` with JSON valid for its schema;
+   then honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
    "max_tokens"``; a tool_use that did not fit is returned with the input it had so far (none),
    as a cut real reply would be unusable too;
 6. reports ``usage`` from the same estimate, split by the prompt cache (``cache.py``) into tokens
    read from the cache, tokens written to it, and the rest, as the API does. The cache belongs to
    the transport, so each client has its own.
+
+A request with ``stream: true`` gets the same reply as server-sent events; ``GET /v1/models`` lists the
+catalog's ids; every response carries a ``request-id`` header.
 """
 
 from __future__ import annotations
