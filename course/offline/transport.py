@@ -33,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Callable
 
@@ -92,9 +91,15 @@ class OfflineTransport(httpx2.MockTransport):
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         response = self._answer(request)
-        # Every response of the API carries a request-id header (the SDK's ``_request_id``), unique to the request.
-        response.headers["request-id"] = f"req_offline_{uuid.uuid4().hex[:24]}"
+        # Every response of the API carries a request-id header (the SDK's ``_request_id``, which its errors print).
+        # Unique within a client, and the same for the same requests in the same order: a page that quotes an
+        # error stays true from one build to the next.
+        self._requests += 1
+        seed = b"%d %s %s " % (self._requests, request.method.encode(), request.url.path.encode()) + (request.content or b"")
+        response.headers["request-id"] = f"req_offline_{hashlib.sha256(seed).hexdigest()[:24]}"
         return response
+
+    _requests = 0  # answered by this transport
 
     def _answer(self, request: httpx2.Request) -> httpx2.Response:
         fault = self._maybe_fault(request)
