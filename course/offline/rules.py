@@ -9,8 +9,14 @@ and one that keeps it.
 
 Two kinds of rows: ``refuses`` rows raise the 400 before the model is asked; ``honours`` rows change
 the reply (``shape_reply``) after any behaviour answers, in this one place, so that no behaviour has
-to know about ``tool_choice`` or ``stop_sequences``. Wording marked "approximation" in a row's note is
-the meaning of the API's message, not its letter.
+to know about ``tool_choice`` or ``stop_sequences``.
+
+The messages are the API's own where public trackers quote them: "Extra inputs are not permitted"
+(measured, see validation.py), "final assistant content cannot end with trailing whitespace"
+(tailcallhq/forgecode #1872), "Requests which include tool_use or tool_result blocks must define tools."
+(anthropics/anthropic-sdk-python #494), "Thinking may not be enabled when tool_choice forces tool use."
+(mastra-ai/mastra #7507). The others give the meaning of the API's message, not its letter: an
+approximation, as the status and the error type are not.
 """
 
 from __future__ import annotations
@@ -129,7 +135,7 @@ def check_tools_defined(body: dict) -> None:
     if body.get("tools"):
         return
     if any(block.get("type") in ("tool_use", "tool_result") for _, _, _, block in _user_blocks(body)):
-        raise invalid("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+        raise invalid("Requests which include tool_use or tool_result blocks must define tools.")
 
 
 def check_images(body: dict) -> None:
@@ -211,7 +217,7 @@ def _honoured(body: dict) -> None:
 RULES: tuple[Rule, ...] = (
     Rule("extra_fields", "refuses", "A field the API does not define, at any level: \"Extra inputs are not permitted\".",
          "API が定義しないフィールドは、どの階層でも「Extra inputs are not permitted」で拒否する。",
-         f"{DOCS}/api/errors", check_no_extra_fields),
+         f"{DOCS}/api/messages", check_no_extra_fields),
     Rule("tool_use_id_pattern", "refuses", "A tool_use or tool_result id must match ^[a-zA-Z0-9_-]+$.",
          "tool_use と tool_result の id は ^[a-zA-Z0-9_-]+$ に合うこと。",
          f"{DOCS}/api/messages", check_tool_use_ids),
@@ -220,13 +226,13 @@ RULES: tuple[Rule, ...] = (
          f"{DOCS}/api/messages", check_text_not_blank),
     Rule("final_assistant_trimmed", "refuses", "A final assistant message (a prefill) cannot end with whitespace.",
          "最後の assistant メッセージ（プリフィル）は空白で終われない。",
-         f"{DOCS}/build-with-claude/prompt-engineering/prefill-claudes-response", check_final_assistant_trimmed),
+         "https://github.com/tailcallhq/forgecode/issues/1872", check_final_assistant_trimmed),
     Rule("max_tokens_ceiling", "refuses", f"max_tokens may not exceed the model's maximum output ({MAX_OUTPUT_TOKENS:,}).",
          f"max_tokens はモデルの最大出力（{MAX_OUTPUT_TOKENS:,}）を超えられない。",
          f"{DOCS}/about-claude/models/overview", check_max_tokens),
     Rule("tools_defined", "refuses", "tool_use or tool_result blocks need a tools list in the same request.",
          "tool_use や tool_result ブロックを送るなら、同じリクエストに tools が要る。",
-         f"{DOCS}/agents-and-tools/tool-use/implement-tool-use", check_tools_defined),
+         "https://github.com/anthropics/anthropic-sdk-python/issues/494", check_tools_defined),
     Rule("image_sources", "refuses", "An image is base64 (jpeg, png, gif, webp), a URL or a file.",
          "画像は base64（jpeg・png・gif・webp）、URL、ファイルのいずれか。",
          f"{DOCS}/build-with-claude/vision", check_images),
