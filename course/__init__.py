@@ -1,6 +1,6 @@
 """The course's support package: everything around the agent that the learner does not build.
 
-* ``make_client`` / ``resolve_model``: the client factory and the one place model ids are decided;
+* ``make_client`` (``make_async_client``) / ``resolve_model``: the client factory and the one place model ids are decided;
 * ``offline``: the in-process offline model behind the real SDK;
 * ``prepare_workspace``: the sample project, copied fresh per run;
 * ``TracePrinter`` and ``stage_main``: the command line every stage shares;
@@ -36,7 +36,7 @@ from course.runtime.workspace import SAMPLE, prepare_workspace, shown, snapshot
 # such as course.sandbox.isolated's server holding s06's command reader.
 _ON_FIRST_USE = {
     "as_dict": "course.running.cli", "explain_api_error": "course.running.cli", "stage_main": "course.running.cli", "summary": "course.running.cli",
-    "make_client": "course.running.client", "Runaway": "course.runtime.guard", "capped": "course.runtime.guard", "Faults": "course.offline",
+    "make_client": "course.running.client", "make_async_client": "course.running.client", "Runaway": "course.runtime.guard", "capped": "course.runtime.guard", "Faults": "course.offline",
     "argument_errors": "course.runtime.schema", "describe_parameters": "course.runtime.schema", "private_keys_hidden": "course.sandbox.redaction",
     "why_refused": "course.helpers.replies", "unknown_stop_reason": "course.helpers.replies", "kept_pausing": "course.helpers.replies",
 }
@@ -45,7 +45,7 @@ __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
-    "is_offline", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
+    "is_offline", "make_async_client", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
     "shown", "snapshot",
     "stage_main", "summary", "unknown_stop_reason", "why_refused", "kept_pausing",
 ]
@@ -64,7 +64,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what editors and type checkers read
     from course.running.cli import as_dict, explain_api_error, stage_main, summary
-    from course.running.client import make_client
+    from course.running.client import make_async_client, make_client
     from course.runtime.guard import Runaway, capped
     from course.offline import Faults
     from course.helpers.replies import kept_pausing, unknown_stop_reason, why_refused

@@ -257,6 +257,26 @@ print("input tokens billed in all:", sum(call["input"] for call in looping_calls
 # more than the last. The loop cannot tell, because it only stops when the model does.
 
 # %% [markdown]
+# ## 8. A reply, streamed
+#
+# `ask` waits for the whole reply. `client.messages.stream(...)` takes the same request and hands over
+# the reply as it is written: the text a few words at a time, then the tool call, and at the end the
+# same message `create` returns. The stages keep calling `create`: one whole reply per turn is easier
+# to record, test and resume, and a tool cannot run before its call is complete.
+
+# %%
+request = dict(model=model, max_tokens=agent.MAX_TOKENS, system=agent.SYSTEM_PROMPT, tools=agent.TOOLS,
+               messages=[{"role": "user", "content": REPORT_TASK}])
+with client.messages.stream(**request) as stream:
+    for piece in stream.text_stream:
+        print(repr(piece))                              # the text, as it arrives
+    streamed = stream.get_final_message()
+for block in streamed.content:
+    if block.type == "tool_use":
+        print("then the call:", block.name, block.input)
+print("the same reply as create:", streamed.content == client.messages.create(**request).content)
+
+# %% [markdown]
 # ## Your turn
 #
 # The exercises of this stage are the regions of `s01/agent.py` marked `# >>> exercise N`:

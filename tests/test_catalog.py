@@ -66,6 +66,8 @@ def offline_imports() -> dict[str, set[str]]:
                     edges.add(node.module.split(".")[0])
                 else:             # from . import tutor, misbehaving (or a name of __init__)
                     edges |= {alias.name if alias.name in modules else "__init__" for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module == "course.offline":  # from course.offline import tutor
+                edges |= {alias.name if alias.name in modules else "__init__" for alias in node.names}
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
                 edges |= {name.split(".")[2] for name in names

@@ -95,8 +95,10 @@ def test_a_scripted_models_own_signatures_are_checked_against_what_it_sent():
     thought = {"type": "thinking", "thinking": "Two files.", "signature": "sig-1"}
     call = {"type": "tool_use", "id": "toolu_a", "name": "list_files", "input": {}}
     client, _ = scripted_client(Reply(blocks=[thought, call]), DONE, DONE)
+    # tool_use blocks go back only beside the tools they call, as the API requires
     request = dict(model="scripted", max_tokens=2048, messages=[{"role": "user", "content": "Look"}],
-                   thinking={"type": "enabled", "budget_tokens": 1024})
+                   thinking={"type": "enabled", "budget_tokens": 1024},
+                   tools=[{"name": "list_files", "input_schema": {"type": "object", "properties": {}}}])
     reply = client.messages.create(**request)
     assert client.messages.create(**answered(request, reply)).content[0].text == "Done."
     edited = [dict(thought, thinking="Three files."), call]

@@ -1,7 +1,7 @@
 """The offline model: the Messages API, in process, for learning and testing with no API key.
 
-See ``transport.py`` for what it does and in which order, ``validation.py`` for the API rules it
-enforces, ``tokens.py`` for its token estimate, ``cache.py`` for its prompt caching, and ``catalog.py``
+See ``transport.py`` for what it does and in which order, ``validation.py`` and ``rules.py`` (one row per
+rule, rendered on the site as "What the offline model checks") for the API rules it enforces and honours, ``tokens.py`` for its token estimate, ``cache.py`` for its prompt caching, and ``catalog.py``
 for the behaviours selected by model id (each in a module of its own: ``tutor.py``, ``misbehaving.py``...).
 
 The flood task's workspace and its truth are public here, for the benchmark and the ladder:

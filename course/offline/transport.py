@@ -8,17 +8,24 @@ the wire protocol; nothing about a stage is known here.
 What it does, in the order the real API does it:
 1. optionally injects a transient fault (429, 529, 500, or a dropped connection), for reliability
    work; the SDK's own retries (2 by default) then apply;
-2. validates the request (``validation.py``) and answers a violation with the real 400;
+2. validates the request (``validation.py``, then the table of ``rules.py``) and answers a violation with
+   the real 400; a request for the message-threads beta gets the answer for a server that cannot thread it
+   (the offline model is stateless), and the SDK then sends the full history;
 3. estimates the prompt (``tokens.py``) and refuses one larger than the context window with the
    real "prompt is too long" 400;
 4. asks the behaviour named by the model id (``catalog.py``) for a reply, a pure function of the
    request; a scripted client (``make_client(behaviour=...)``) asks its own function instead;
-5. honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
+5. applies ``tool_choice``, ``disable_parallel_tool_use`` and ``stop_sequences`` to whatever the behaviour
+   replied (``rules.shape_reply``), or answers ``output_config.format`` with JSON valid for its schema;
+   then honours ``max_tokens``: a reply longer than that is cut and ends with ``stop_reason:
    "max_tokens"``; a tool_use that did not fit is returned with the input it had so far (none),
    as a cut real reply would be unusable too;
 6. reports ``usage`` from the same estimate, split by the prompt cache (``cache.py``) into tokens
    read from the cache, tokens written to it, and the rest, as the API does. The cache belongs to
    the transport, so each client has its own.
+
+A request with ``stream: true`` gets the same reply as server-sent events; ``GET /v1/models`` lists the
+catalog's ids; every response carries a ``request-id`` header.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from course.offline.catalog import UnknownBehaviour, behaviour_for
 from course.offline.conversation import read_request
 from course.offline import context_management as managed
 from course.offline.thinking import Signatures, check_config
+from course.offline import rules
+from course.offline.catalog import known_models
 from course.offline.validation import LATEST_API_VERSION, ApiError, validate_request
 from course.helpers.replies import cleaned, reply_problem
 
@@ -81,14 +90,33 @@ class OfflineTransport(httpx2.MockTransport):
         self.api_version = LATEST_API_VERSION  # of the request being answered: its anthropic-version header
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
+        response = self._answer(request)
+        # Every response of the API carries a request-id header (the SDK's ``_request_id``, which its errors print).
+        # Unique within a client, and the same for the same requests in the same order: a page that quotes an
+        # error stays true from one build to the next.
+        self._requests += 1
+        seed = b"%d %s %s " % (self._requests, request.method.encode(), request.url.path.encode()) + (request.content or b"")
+        response.headers["request-id"] = f"req_offline_{hashlib.sha256(seed).hexdigest()[:24]}"
+        return response
+
+    _requests = 0  # answered by this transport
+
+    def _answer(self, request: httpx2.Request) -> httpx2.Response:
         fault = self._maybe_fault(request)
         if fault is not None:
             return fault
         try:
+            if request.method == "GET" and request.url.path.startswith("/v1/models"):
+                return httpx2.Response(200, json=models_page(request.url.path, request.url.params))
             body = json.loads(request.content or b"{}")
             self.api_version = request.headers.get("anthropic-version", LATEST_API_VERSION)
             self.betas = {beta.strip() for beta in request.headers.get("anthropic-beta", "").split(",") if beta.strip()}
             if request.url.path == "/v1/messages":
+                streamed = isinstance(body, dict) and bool(body.pop("stream", False))
+                if streamed:  # the same reply as unstreamed, sent as events
+                    message = self.create(body)
+                    return httpx2.Response(200, content=server_sent_events(message),
+                                           headers={"content-type": "text/event-stream"})
                 return httpx2.Response(200, json=self.create(body))
             if request.url.path == "/v1/messages/count_tokens":
                 return httpx2.Response(200, json=self.count_tokens(body))
@@ -113,8 +141,9 @@ class OfflineTransport(httpx2.MockTransport):
         check_config(body)
         self.signatures.check(body)
         check_breakpoints(body)
-        if body.get("stream"):
-            raise ApiError(400, "invalid_request_error", "The offline model does not stream; call without stream=True.")
+        rules.check(body)
+        if body.get("thread") is not None:
+            raise thread_unsupported()
         behaviour = self.script or self._behaviour_named(body["model"])
         input_tokens = tokens.request_tokens(body)
         if input_tokens > self.context_window:
@@ -167,6 +196,12 @@ class OfflineTransport(httpx2.MockTransport):
             reply = Reply(stop_reason="compaction")
         else:
             reply = behaviour(body) if self.script is None else self._scripted_reply(body)
+        structured = structured_reply(body)
+        blocks, shaped_stop, stop_sequence = rules.shape_reply(body, structured or reply.blocks, reply.stop_reason)
+        if structured is None:
+            reply = Reply(blocks=blocks, stop_reason=shaped_stop, stop_details=reply.stop_details)
+        else:  # a refusal stays one; any other reply is the structured answer
+            reply = reply if reply.stop_reason == "refusal" else Reply(blocks=blocks, stop_reason=shaped_stop)
         content, stop_reason = _cut_to(reply.blocks, body["max_tokens"])
         content = ([compaction] if compaction else []) + content
         if stop_reason is None:
@@ -184,11 +219,11 @@ class OfflineTransport(httpx2.MockTransport):
             "model": body["model"],
             "content": content,
             "stop_reason": stop_reason,
-            "stop_sequence": None,
+            "stop_sequence": stop_sequence if stop_reason == "stop_sequence" else None,
             **({"stop_details": reply.stop_details} if reply.stop_details else {}),
             # A cut reply used its whole budget: the estimate of a cut tool_use (its name and "{}") can
             # exceed what was left, but the API never reports more output than max_tokens.
-            "usage": dict(self.prompt_cache.usage(body),
+            "usage": dict(self.prompt_cache.usage(rules.with_automatic_caching(body)),
                           output_tokens=min(sum(map(tokens.block_tokens, content[1 if compaction else 0:])), body["max_tokens"])),
         }
         if iterations:  # the top-level usage is the answer's; the summary's step is billed beside it
@@ -219,3 +254,81 @@ def _cut_to(blocks: list[dict], max_tokens: int) -> tuple[list[dict], str | None
             kept.append({"type": "tool_use", "name": block["name"], "input": {}})
         return kept, "max_tokens"
     return kept, None
+
+
+def thread_unsupported() -> ApiError:
+    """The message-threads beta's answer when the server cannot hold a thread: the offline model is stateless, so
+    it holds none. The error's ``details`` say so the way the SDK reads it (``error_code``
+    ``thread_unsupported_request``), and the SDK's tool runner then sends every turn with the full history."""
+    error = ApiError(400, "invalid_request_error", "This request cannot be threaded: the offline model keeps no "
+                                                   "conversation between requests; send the full history.")
+    error.details = {"error_code": "thread_unsupported_request", "unsupported": ["thread"]}
+    return error
+
+
+def structured_reply(body: dict) -> list[dict] | None:
+    """Structured outputs (``output_config.format`` of type json_schema, or the beta's ``output_format``): the
+    reply is one text block of JSON valid for the schema
+    (https://platform.claude.com/docs/en/build-with-claude/structured-outputs)."""
+    config = body.get("output_config") if isinstance(body.get("output_config"), dict) else {}
+    form = config.get("format") or body.get("output_format")
+    if not isinstance(form, dict) or form.get("type") != "json_schema":
+        return None
+    return [{"type": "text", "text": json.dumps(rules.example_of(form.get("schema") or {}), ensure_ascii=False)}]
+
+
+def models_page(path: str, params) -> dict:
+    """``GET /v1/models`` (the catalog's ids, newest first as the API lists them) and ``GET /v1/models/{id}``."""
+    def model(model_id: str) -> dict:
+        return {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2026-01-01T00:00:00Z"}
+
+    ids = [model_id for model_id in known_models()]
+    if path.rstrip("/") != "/v1/models":
+        wanted = path.rsplit("/", 1)[-1]
+        try:
+            behaviour_for(wanted)
+        except UnknownBehaviour:
+            raise ApiError(404, "not_found_error", f"model: {wanted}")
+        return model(wanted)
+    limit = int(params.get("limit") or 20)
+    start = ids.index(params["after_id"]) + 1 if params.get("after_id") in ids else 0
+    page = ids[start:start + limit]
+    return {"data": [model(model_id) for model_id in page], "has_more": start + limit < len(ids),
+            "first_id": page[0] if page else None, "last_id": page[-1] if page else None}
+
+
+def server_sent_events(message: dict) -> bytes:
+    """The reply as the API streams it: message_start, each block's start, deltas and stop, message_delta (with
+    stop_reason and the output tokens), message_stop (https://platform.claude.com/docs/en/build-with-claude/streaming).
+    Text goes in pieces of a few words, a tool's input as partial JSON."""
+    def event(name: str, data: dict) -> str:
+        return f"event: {name}\ndata: {json.dumps(dict(data, type=name), ensure_ascii=False)}\n\n"
+
+    usage = message["usage"]
+    start = dict(message, content=[], stop_reason=None, stop_sequence=None, usage=dict(usage, output_tokens=1))
+    out = [event("message_start", {"message": start})]
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "text":
+            out.append(event("content_block_start", {"index": index, "content_block": dict(block, text="")}))
+            text = block["text"]
+            for piece in range(0, len(text), 24):
+                out.append(event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": text[piece:piece + 24]}}))
+        elif kind == "tool_use":
+            out.append(event("content_block_start", {"index": index, "content_block": dict(block, input={})}))
+            arguments = json.dumps(block["input"], ensure_ascii=False)
+            for piece in range(0, len(arguments), 24):
+                out.append(event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta",
+                                                                                   "partial_json": arguments[piece:piece + 24]}}))
+        elif kind == "thinking":
+            out.append(event("content_block_start", {"index": index, "content_block": dict(block, thinking="", signature="")}))
+            out.append(event("content_block_delta", {"index": index, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}))
+            out.append(event("content_block_delta", {"index": index, "delta": {"type": "signature_delta", "signature": block.get("signature", "")}}))
+        else:  # blocks with no deltas of their own (redacted thinking, compaction) come whole
+            out.append(event("content_block_start", {"index": index, "content_block": block}))
+        out.append(event("content_block_stop", {"index": index}))
+    delta = {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]}
+    out.append(event("message_delta", {"delta": delta, "usage": {key: value for key, value in usage.items()
+                                                                   if key != "iterations"}}))
+    out.append(event("message_stop", {}))
+    return "".join(out).encode()

@@ -54,9 +54,11 @@ class ApiError(Exception):
         self.status = status
         self.error_type = error_type
         self.message = message
+        self.details: dict | None = None  # the error object's `details`, for the errors that carry some
 
     def body(self) -> dict:
-        return {"type": "error", "error": {"type": self.error_type, "message": self.message}}
+        error = {"type": self.error_type, "message": self.message}
+        return {"type": "error", "error": error | ({"details": self.details} if self.details else {})}
 
 
 def invalid(message: str) -> ApiError:

@@ -73,6 +73,33 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
     return anthropic.Anthropic(max_retries=max_retries)
 
 
+def make_async_client(model_id: str | None = None, *, behaviour: Script | None = None,
+                      context_window: int = DEFAULT_CONTEXT_WINDOW, faults: Faults | None = None,
+                      max_retries: int = 2) -> anthropic.AsyncAnthropic:
+    """``make_client``'s asynchronous form: an ``anthropic.AsyncAnthropic`` over the same offline transport (the
+    same function from a request to its reply, validated, counted and faulted alike), or the real API.
+    A local server (``$ANTHROPIC_BASE_URL``) gets the SDK's own asynchronous client: its replies are not checked
+    as ``make_client`` checks them."""
+    if behaviour is not None and not callable(behaviour):
+        raise CourseError(f"behaviour= takes a function from the request body to the reply's content blocks, "
+                          f"got {type(behaviour).__name__}")
+    if behaviour is None:
+        model = resolve_model(model_id)
+        if not is_offline(model):
+            if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")):
+                raise CourseError(f"model {model!r} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local "
+                                  "server); set it, or run with --model offline")
+            return anthropic.AsyncAnthropic(api_key=os.environ.get("ANTHROPIC_API_KEY") or "local",
+                                            max_retries=max_retries)
+        try:
+            behaviour_for(model)
+        except UnknownBehaviour as error:
+            raise CourseError(str(error)) from None
+    transport = OfflineTransport(context_window=context_window, faults=faults, script=behaviour)
+    return anthropic.AsyncAnthropic(api_key="offline", base_url=OFFLINE_BASE_URL,
+                                    http_client=httpx2.AsyncClient(transport=transport), max_retries=max_retries)
+
+
 def offline_client(transport: OfflineTransport, max_retries: int) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key="offline", base_url=OFFLINE_BASE_URL,
                                http_client=httpx2.Client(transport=transport), max_retries=max_retries)

@@ -57,6 +57,8 @@ so a placeholder works inside a content tab or an admonition):
   each scenario on each stage, its outcome, turns and input tokens.
 * ``<!-- compare sNN sMM "TASK" [OPTION=VALUE ...] -->``: the same run (the trace options) on each
   stage, one row per stage: its stop reason, turns, tokens and answer.
+* ``<!-- offline-rules -->``: the table of rules the offline model checks and honours
+  (``course/offline/rules.py``), each with its source.
 * ``<!-- stats sNN -->``: a ``text`` block with what ``python -m course stats`` prints after
   stage ``sNN`` has run every ladder scenario once, into a runs log of its own.
 * ``<!-- ladder -->``: the Markdown table returned by ``course.lab.ladder.markdown()``, then whether
@@ -119,6 +121,7 @@ from pathlib import Path
 import anthropic
 
 from course.lab import bench, doctor, ladder, scenarios, stats
+from course.offline import rules
 from course.viewer import pages as viewer
 from course.running.cli import answer_text
 from course.running.client import make_client
@@ -135,7 +138,7 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
          "exercises", "exercise-section", "bench", "doctor", "three-questions",
-         "unanswered-call-error")
+         "unanswered-call-error", "offline-rules")
 
 
 
@@ -193,6 +196,10 @@ def rendered(kind: str, arguments: str) -> str:
         from course.grading import exercise_text, exercises
         stage = one_stage(kind, arguments)
         return exercise_text.section(stage, exercises.stage_regions(stage), language()) + "\n"
+    if kind == "offline-rules":
+        if arguments:
+            raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
+        return offline_rules_table() + "\n\n"
     if kind in ("ladder", "scenarios", "exercises"):
         if arguments:
             raise PlaceholderError(f"<!-- {kind} --> takes no arguments, got {arguments!r}")
@@ -543,6 +550,17 @@ SCENARIO_SHOWS_JA = {
     "stubborn": "エラーが何を言っても、ヒントがあっても、綴りを誤ったパスを送り直す（実測）",
     "borrowing": "タスクのファイルではなく、ツールの説明にある例のファイルを読み、そのテキストを繰り返す（実測）",
 }
+
+
+def offline_rules_table() -> str:
+    """The offline model's table of rules (course/offline/rules.py), one row per rule, with its source."""
+
+    kinds = {"refuses": say("400 before the model answers", "モデルが答える前に 400"),
+             "honours": say("shapes the reply", "返答を整える")}
+    rows = [[f"`{rule.name}`", kinds[rule.kind], inline_html(say(rule.says, rule.says_ja)),
+             f"[{rule.source.split('//', 1)[1]}]({rule.source})"] for rule in rules.RULES]
+    return markdown_table(say_all(("rule", "規則"), ("what happens", "何が起きるか"), ("the rule", "規則の中身"),
+                                  ("source", "出典")), rows, align="llll")
 
 
 def scenario_table() -> str:
