@@ -246,6 +246,25 @@ def do_translations(args, _) -> int:
     return 1 if found else 0
 
 
+# ---------------------------------------------------------------- serve (course/serve/)
+
+def add_serve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8765, help="the port to listen on (0: any free port; default 8765)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1, this machine only)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow an address other machines can reach: anyone who reaches it gets answers")
+
+
+def do_serve(args, _) -> int:
+    """Exit 0 when stopped by Ctrl-C or SIGTERM; an address it may not or cannot bind is an error (2)."""
+    from .serve.server import serve_command
+    try:
+        return serve_command(args.port, args.host, args.allow_remote)
+    except (ValueError, OSError) as error:
+        print(f"course serve: {error}", file=sys.stderr)
+        return 2
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -261,6 +280,7 @@ COMMANDS = {
     "grade": ("grade a class of copies into a gradebook (CSV and JSON), in parallel", add_grade, do_grade),
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
     "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
+    "serve": ("answer as the offline model over HTTP: Anthropic, OpenAI and Ollama formats", add_serve, do_serve),
     "view": ("write one recorded run as a page that steps through it, turn by turn", add_view, do_view),
     "translations": ("check that each Japanese page says what its English page says", add_translations,
                      do_translations),
