@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import httpx2
 
-from ..offline import known_models
-from ..offline.validation import ApiError
+from ..offline import ApiError, known_models
 
 PATHS = {"/v1/messages": "POST", "/v1/messages/count_tokens": "POST", "/v1/models": "GET"}
 

@@ -17,8 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx2
 
-from ..offline import OfflineTransport, Script, UnknownBehaviour, known_models
-from ..offline.catalog import entry
+from ..offline import OfflineTransport, Script, UnknownBehaviour, behaviour_for, known_models
 from . import anthropic_format, ollama_format, openai_format
 
 LOOPBACK = "127.0.0.1"
@@ -54,7 +53,7 @@ class CourseServer(ThreadingHTTPServer):
         """A Messages request answered: (status, the reply or the error body)."""
         if not self.scripted:
             try:
-                entry(str(body.get("model")))
+                behaviour_for(str(body.get("model")))
             except UnknownBehaviour as error:
                 return 404, {"type": "error", "error": {"type": "not_found_error", "message": f"model {body.get('model')} ({error})"}}
         request = httpx2.Request("POST", "http://offline.invalid/v1/messages",
