@@ -102,6 +102,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, openai_format.models_page(known_models()))
             if path in anthropic_format.PATHS:
                 return self.anthropic(method, path)
+            if path.startswith("/v1/") and "anthropic-version" in self.headers:   # what only Anthropic's clients send
+                return self.send_json(*anthropic_format.error(404, "not_found_error", f"Not Found: {path}"))
             if path in openai_format.PATHS or path.startswith("/v1/"):
                 return self.openai(method, path)
             if path in ollama_format.PATHS or path.startswith("/api/"):
