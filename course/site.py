@@ -81,6 +81,10 @@ so a placeholder works inside a content tab or an admonition):
   (its ``StopReason``), the worst it can cost at its default limits in tokens and in dollars on the
   priced model (``course/prices.py``), and the block a failed tool call returns, from a real run.
 
+* ``<!-- wire reply FORMAT -->`` and ``<!-- wire run LOOP "TASK" -->``: a reply of ``course serve`` in
+  another wire format, and a run of ``s01/openai_loop.py`` or ``s01/ollama_loop.py`` through it
+  (``course/site_wire.py``).
+
 **The real code where the prose explains it** (no placeholder): a fenced block that holds only a
 snippet line including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is included by
 pymdownx.snippets as it is in the file, exercise regions and their markers included; the hook only
@@ -137,7 +141,7 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
            "start_build", "trace"]
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
-         "exercises", "exercise-section", "bench", "doctor", "three-questions")
+         "exercises", "exercise-section", "bench", "doctor", "three-questions", "wire")
 
 DEFAULT_MODEL = "offline"
 DEFAULT_CAP = 50  # model calls; far above what any tutor task needs, low enough to end a runaway fast
@@ -228,6 +232,9 @@ def rendered(kind: str, arguments: str) -> str:
         return doctor_part(arguments)
     if kind == "three-questions":
         return three_questions(one_stage(kind, arguments))
+    if kind == "wire":   # s01's loop on OpenAI's and Ollama's formats, through course serve
+        from . import site_wire
+        return site_wire.render(arguments)
     if kind == "exercise-section":  # the chapter's exercises, from course/exercise_text.py
         from . import exercise_text, exercises
         stage = one_stage(kind, arguments)

@@ -85,6 +85,7 @@ def run_tool(workspace: Path, name: str, arguments) -> str:
         return f"Error: {type(error).__name__}: {error}"
 
 
+# --8<-- [start:calls-in-text]
 def calls_in_text(content: str) -> list[dict]:
     """Calls written as JSON text: each line that parses as {"name", "arguments"}, else the whole text.
     Fences and <tool_call> tags are taken away first; prose lines are skipped. A final answer that
@@ -103,6 +104,7 @@ def written_call(candidate: str) -> dict | None:
     if isinstance(found, dict) and isinstance(found.get("name"), str) and "arguments" in found:
         return {"function": {"name": found["name"], "arguments": found["arguments"]}}
     return None
+# --8<-- [end:calls-in-text]
 
 
 def chat(host: str, model: str, messages: list) -> dict:

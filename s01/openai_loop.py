@@ -105,6 +105,7 @@ def run_tool(workspace: Path, name: str, arguments_text: str) -> str:
         return f"Error: {type(error).__name__}: {error}"
 
 
+# --8<-- [start:run]
 def run(task: str, *, client: OpenAI, model: str, workspace=None, max_turns: int = MAX_TURNS,
         max_tokens: int = MAX_TOKENS, trace=None) -> dict:
     """Loop until a reply asks for no tool; every tool_call gets its tool message."""
@@ -130,6 +131,7 @@ def run(task: str, *, client: OpenAI, model: str, workspace=None, max_turns: int
     answer = messages[-1]["content"] if messages[-1]["role"] == "assistant" else None
     return {"answer": answer or "", "finish_reason": finish_reason, "turns": turns, "workspace": str(workspace),
             "messages": messages}
+# --8<-- [end:run]
 
 
 def connect(model: str | None):
