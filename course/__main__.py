@@ -204,12 +204,30 @@ def do_bench(args, _) -> int:
 def add_doctor(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
     parser.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+    parser.add_argument("--api", choices=("anthropic", "openai", "ollama"), default="anthropic",
+                        help="the server's format: openai reads $OPENAI_BASE_URL and $OPENAI_API_KEY, "
+                             "ollama $OLLAMA_HOST (default: anthropic, through the course's client)")
+    parser.add_argument("--base-url", help="the server of --api openai or ollama (default: from its variables)")
 
 
 def do_doctor(args, _) -> int:
     """Exit 0 when every check passes, 1 when one fails; a model that does not answer is an error (2)."""
     from . import doctor
-    diagnosis = doctor.diagnose(args.model)
+    if args.api == "anthropic":
+        diagnosis = doctor.diagnose(args.model)
+    else:
+        import os
+
+        from .serve.wire_client import WireClient
+        if args.api == "openai":
+            base = args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            client = WireClient("openai", base, os.environ.get("OPENAI_API_KEY"))
+        else:
+            host = args.base_url or os.environ.get("OLLAMA_HOST") or "127.0.0.1:11434"
+            client = WireClient("ollama", host if "://" in host else "http://" + host)
+        if not args.model:
+            raise CourseError(f"--api {args.api}: name the server's model with --model")
+        diagnosis = doctor.diagnose(args.model, client=client, where=f"the {args.api} server at {client.base_url}")
     print(json.dumps(doctor.as_json(diagnosis), ensure_ascii=False) if args.json else doctor.table(diagnosis))
     return 0 if diagnosis.healthy else 1
 

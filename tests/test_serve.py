@@ -269,3 +269,17 @@ def test_the_command_answers_then_stops_cleanly_on_a_signal(how):
     finally:
         process.kill() if process.poll() is None else None
     assert process.returncode == 0 and "Traceback" not in err and "stopped" in out
+
+
+# ---------------------------------------------------------------- course doctor, on the other formats
+
+@pytest.mark.parametrize("api, path", [("openai", "/v1"), ("ollama", "")])
+def test_the_doctor_checks_a_server_of_another_format(server, api, path):
+    from course import doctor
+    from course.serve.wire_client import WireClient
+    healthy = doctor.diagnose("offline", client=WireClient(api, server.url + path), where=api)
+    assert healthy.healthy and all(check.good is not False for check in healthy.checks)
+    writing = doctor.diagnose("offline-text-calls", client=WireClient(api, server.url + path), where=api)
+    assert {check.name: check.good for check in writing.checks}["writes calls as text"] is False
+    with pytest.raises(Exception, match="did not answer"):
+        doctor.diagnose("offline-nobody", client=WireClient(api, server.url + path), where=api)
