@@ -283,3 +283,18 @@ def test_the_doctor_checks_a_server_of_another_format(server, api, path):
     assert {check.name: check.good for check in writing.checks}["writes calls as text"] is False
     with pytest.raises(Exception, match="did not answer"):
         doctor.diagnose("offline-nobody", client=WireClient(api, server.url + path), where=api)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/chat"])
+@pytest.mark.parametrize("body", [
+    {"model": "offline", "messages": [{"role": "assistant", "tool_calls": "not a list"}]},
+    {"model": "offline", "messages": [{"role": "user", "content": 5}]},
+    {"model": "offline", "messages": [{"role": "user", "content": "hi"}], "tools": "not a list"},
+    {"model": "offline", "messages": "hi"},
+    ["not", "an", "object"],
+])
+def test_a_request_of_the_wrong_shape_is_a_400_in_the_formats_shape(server, path, body):
+    status, _, answer = send(server, path, body)
+    error = json.loads(answer)["error"]
+    assert status == 400
+    assert isinstance(error, str) if path == "/api/chat" else set(error) == {"message", "type", "param", "code"}

@@ -52,6 +52,8 @@ def to_internal(body) -> dict:
     messages = body.get("messages") or []
     if not isinstance(messages, list):
         raise OllamaError(400, "json: cannot unmarshal messages: not an array")
+    if "tools" in body and not isinstance(body["tools"], (list, type(None))):
+        raise OllamaError(400, "json: cannot unmarshal tools: not an array")
     system, turns, pending = [], [], []   # pending: the ids of the last calls, in order, still unanswered
     for index, message in enumerate(messages):
         if not isinstance(message, dict):

@@ -110,6 +110,8 @@ def to_internal(body) -> dict:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("system", "developer", "user", "assistant", "tool"):
             raise OpenAIError(400, f"Invalid value for 'messages[{index}].role'.", param=f"messages[{index}].role")
+    if "tools" in body and not isinstance(body["tools"], (list, type(None))):
+        raise OpenAIError(400, "Invalid type for 'tools': expected an array.", param="tools")
     check_calls_answered(messages)
     system, turns = [], []
     for message in messages:

@@ -111,6 +111,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_bytes(404, b"404 page not found", "text/plain")
         except (BrokenPipeError, ConnectionResetError):
             pass   # the client went away; nothing is left to tell it
+        except Exception as error:   # a request of a shape no rule foresaw: an answer, never a dropped connection
+            message = f"the offline server could not read this request: {type(error).__name__}: {error}"
+            if path.startswith("/api/"):
+                return self.send_json(400, {"error": message})
+            if path.startswith("/v1/") and "anthropic-version" not in self.headers and path not in anthropic_format.PATHS:
+                return self.send_json(400, openai_format.OpenAIError(400, message).body())
+            return self.send_json(*anthropic_format.error(400, "invalid_request_error", message))
 
     def read_body(self) -> bytes:
         length = int(self.headers.get("content-length") or 0)
