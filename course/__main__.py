@@ -204,12 +204,30 @@ def do_bench(args, _) -> int:
 def add_doctor(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model id (default: $MODEL_ID, else offline without an API key)")
     parser.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+    parser.add_argument("--api", choices=("anthropic", "openai", "ollama"), default="anthropic",
+                        help="the server's format: openai reads $OPENAI_BASE_URL and $OPENAI_API_KEY, "
+                             "ollama $OLLAMA_HOST (default: anthropic, through the course's client)")
+    parser.add_argument("--base-url", help="the server of --api openai or ollama (default: from its variables)")
 
 
 def do_doctor(args, _) -> int:
     """Exit 0 when every check passes, 1 when one fails; a model that does not answer is an error (2)."""
     from course.lab import doctor
-    diagnosis = doctor.diagnose(args.model)
+    if args.api == "anthropic":
+        diagnosis = doctor.diagnose(args.model)
+    else:
+        import os
+
+        from course.serve.wire_client import WireClient
+        if args.api == "openai":
+            base = args.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            client = WireClient("openai", base, os.environ.get("OPENAI_API_KEY"))
+        else:
+            host = args.base_url or os.environ.get("OLLAMA_HOST") or "127.0.0.1:11434"
+            client = WireClient("ollama", host if "://" in host else "http://" + host)
+        if not args.model:
+            raise CourseError(f"--api {args.api}: name the server's model with --model")
+        diagnosis = doctor.diagnose(args.model, client=client, where=f"the {args.api} server at {client.base_url}")
     print(json.dumps(doctor.as_json(diagnosis), ensure_ascii=False) if args.json else doctor.table(diagnosis))
     return 0 if diagnosis.healthy else 1
 
@@ -246,6 +264,25 @@ def do_translations(args, _) -> int:
     return 1 if found else 0
 
 
+# ---------------------------------------------------------------- serve (course/serve/)
+
+def add_serve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8765, help="the port to listen on (0: any free port; default 8765)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1, this machine only)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow an address other machines can reach: anyone who reaches it gets answers")
+
+
+def do_serve(args, _) -> int:
+    """Exit 0 when stopped by Ctrl-C or SIGTERM; an address it may not or cannot bind is an error (2)."""
+    from course.serve.server import serve_command
+    try:
+        return serve_command(args.port, args.host, args.allow_remote)
+    except (ValueError, OSError) as error:
+        print(f"course serve: {error}", file=sys.stderr)
+        return 2
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -261,6 +298,7 @@ COMMANDS = {
     "grade": ("grade a class of copies into a gradebook (CSV and JSON), in parallel", add_grade, do_grade),
     "bench": ("measure what a long task costs, stage by stage", add_bench, do_bench),
     "doctor": ("check what a model does with the course's requests, before relying on it", add_doctor, do_doctor),
+    "serve": ("answer as the offline model over HTTP: Anthropic, OpenAI and Ollama formats", add_serve, do_serve),
     "view": ("write one recorded run as a page that steps through it, turn by turn", add_view, do_view),
     "translations": ("check that each Japanese page says what its English page says", add_translations,
                      do_translations),

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 KINDS = ("changed", "added", "removed")
 
+# Modules that sit beside a stage's agent.py but are not part of the stage: the stage's idea written
+# for another API, read beside the chapter and never copied into the next stage.
+BESIDE_THE_STAGES = frozenset({"s01/openai_loop.py", "s01/ollama_loop.py"})
+
 CHANGES: dict[str, dict[str, dict[str, str]]] = {
     "s01": {
         "changed": {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from course.changes import CHANGES, KINDS
+from course.changes import BESIDE_THE_STAGES, CHANGES, KINDS
 from helpers import load_hook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,9 +23,11 @@ STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
 
 
 def modules(stage: str) -> list[Path]:
-    """The stage's modules: agent.py and any module beside it, not a notebook's jupytext twin."""
+    """The stage's modules: agent.py and any module beside it, not a notebook's jupytext twin, nor
+    the stage's idea written for another API (course.changes.BESIDE_THE_STAGES)."""
     return [path for path in sorted((ROOT / stage).glob("*.py"))
-            if path.name != "__init__.py" and not path.with_suffix(".ipynb").exists()]
+            if path.name != "__init__.py" and not path.with_suffix(".ipynb").exists()
+            and f"{stage}/{path.name}" not in BESIDE_THE_STAGES]
 
 
 def definitions(stage: str) -> dict[str, str]:

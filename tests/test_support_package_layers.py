@@ -173,7 +173,7 @@ def test_importing_any_module_of_the_package_registers_no_finder():
 # Each sub-package, lowest first: a module may import from its own package and from those before it, and the
 # top package `course` (light: it loads the runtime and the helpers) from anywhere. Each package's docstring
 # says the same.
-LAYERS = ("runtime", "helpers", "offline", "viewer", "running", "sandbox", "lab", "grading", "site")
+LAYERS = ("runtime", "helpers", "offline", "serve", "viewer", "running", "sandbox", "lab", "grading", "site")
 TOP_LEVEL = {"course", "course.__main__", "course.changes"}  # the re-exports, the command line, the declared changes
 
 

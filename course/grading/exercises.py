@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from course.changes import BESIDE_THE_STAGES
 from course.runtime.commands import course_command
 from course.runtime.models import CourseError
 
@@ -202,7 +203,8 @@ def stage_folder(stage: str) -> Path:
 def stage_modules(stage: str) -> list[Path]:
     """The stage's modules: agent.py first, then any module beside it (s06's permissions.py)."""
     folder = stage_folder(stage)
-    return [folder / "agent.py"] + sorted(path for path in folder.glob("*.py") if path.name not in ("agent.py", "__init__.py"))
+    return [folder / "agent.py"] + sorted(path for path in folder.glob("*.py") if path.name not in ("agent.py", "__init__.py")
+                                          and f"{stage}/{path.name}" not in BESIDE_THE_STAGES)
 
 
 def stage_regions(stage: str) -> list[Region]:

@@ -267,12 +267,12 @@ def where_it_runs(model: str) -> str:
     return f"the server at {base}" if base else "the Anthropic API"
 
 
-def diagnose(model: str | None = None, client=None) -> Diagnosis:
+def diagnose(model: str | None = None, client=None, where: str | None = None) -> Diagnosis:
     """Send the five probes to ``model`` and judge the replies. A model that cannot be reached at all
     is a CourseError (one line saying why); any later failure is a row of the table."""
     model = resolve_model(model)
     client = client or make_client(model, max_retries=1)
-    diagnosis = Diagnosis(model, where_it_runs(model))
+    diagnosis = Diagnosis(model, where or where_it_runs(model))
     first = ask(client, model, "hello")
     if first.error:
         raise CourseError(f"{model} on {diagnosis.where} did not answer: {first.error}")

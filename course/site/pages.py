@@ -87,6 +87,10 @@ so a placeholder works inside a content tab or an admonition):
   (its ``StopReason``), the worst it can cost at its default limits in tokens and in dollars on the
   priced model (``course/runtime/prices.py``), and the block a failed tool call returns, from a real run.
 
+* ``<!-- wire reply FORMAT -->`` and ``<!-- wire run LOOP "TASK" -->``: a reply of ``course serve`` in
+  another wire format, and a run of ``s01/openai_loop.py`` or ``s01/ollama_loop.py`` through it
+  (``course/site/wire.py``).
+
 **The real code where the prose explains it** (no placeholder): a fenced block that holds only a
 snippet line including a section of a stage file (``--8<-- "sNN/agent.py:NAME"``) is included by
 pymdownx.snippets as it is in the file, exercise regions and their markers included; the hook only
@@ -122,6 +126,7 @@ import anthropic
 
 from course.lab import bench, doctor, ladder, scenarios, stats
 from course.offline import rules
+from course.site.wire import render as render_wire
 from course.viewer import pages as viewer
 from course.running.cli import answer_text
 from course.running.client import make_client
@@ -138,7 +143,7 @@ __all__ = ["KINDS", "PlaceholderError", "check_code_includes", "inline_html", "r
 
 KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "compare", "stats", "ladder", "scenarios",
          "exercises", "exercise-section", "bench", "doctor", "three-questions",
-         "unanswered-call-error", "offline-rules")
+         "unanswered-call-error", "offline-rules", "wire")
 
 
 
@@ -190,6 +195,8 @@ def rendered(kind: str, arguments: str) -> str:
         return doctor_part(arguments)
     if kind == "three-questions":
         return three_questions(one_stage(kind, arguments))
+    if kind == "wire":   # s01's loop on OpenAI's and Ollama's formats, through course serve
+        return render_wire(arguments)
     if kind == "unanswered-call-error":
         return fenced("text", unanswered_call_error(one_stage(kind, arguments)))
     if kind == "exercise-section":  # the chapter's exercises, from course/grading/exercise_text.py
