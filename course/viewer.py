@@ -184,7 +184,7 @@ class ViewBuilder:
         self.after("transition", f"{reason}" + (f" ({checked})" if checked else ""))
 
     def finish(self, state: str, reason, explanation, answer="") -> dict:
-        """The view, ended: ``state`` is how the run ended (stopped, killed, runaway, crashed, error)."""
+        """The view, ended: ``state`` is how the run ended (stopped, interrupted, runaway, crashed, error)."""
         for event in self.pending:
             (self.turns[-1]["after"] if self.turns else self.view["warnings"]).append(
                 event if self.turns else event["text"])
@@ -429,9 +429,10 @@ def view_of_records(records: list[dict], *, shown_chars: int = SHOWN_CHARS, sour
     if last["stop_reason"]:
         state = "stopped"
     else:
-        state = "killed"
-        builder.note("killed", "the transcript ends without a stop: the run was killed, or is still going "
-                               "(a stage of s02 on can go on with --resume)")
+        # The command line's word for a run stopped by Ctrl-C, the commonest way a run ends without a stop.
+        state = "interrupted"
+        builder.note("interrupted", "the transcript ends without a stop: the run was interrupted (Ctrl-C) or "
+                                    "killed, or is still going (a stage of s02 on can go on with --resume)")
     answer = ""
     if last["stop_reason"] and history and isinstance(history[-1], dict) and history[-1].get("role") == "assistant":
         content = history[-1].get("content")

@@ -110,7 +110,7 @@ def _reason(call: Call) -> str:
     try:
         value = json.loads(text)
         if isinstance(value, dict):
-            text = " ".join(str(value[key]) for key in ("message", "hint") if value.get(key))
+            text = str(value.get("message") or text)
     except ValueError:
         pass
     return text.splitlines()[0] if text else "an error"
