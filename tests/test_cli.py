@@ -117,6 +117,15 @@ def test_the_script_reports_an_unknown_model_without_a_traceback():
     assert_one_line_error(completed.stderr, "offline-nope")
 
 
+def test_a_model_name_that_is_no_model_lists_the_offline_models_on_one_line(folder, capsys):
+    from course.offline.catalog import known_models
+    code, _, err = main(["List the files", "--model", "nonsense", "--workspace", str(folder)], capsys)
+    assert code == 2
+    assert_one_line_error(err, "nonsense")
+    assert all(model in err for model in known_models())
+    assert not (folder / "report.txt").exists()
+
+
 def test_a_workspace_that_does_not_exist_is_a_one_line_error(tmp_path, capsys):
     missing = tmp_path / "no-such-folder"
     code, _, err = main(["List the files", "--workspace", str(missing)], capsys)
