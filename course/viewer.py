@@ -37,7 +37,7 @@ import re
 import webbrowser
 from pathlib import Path
 
-from . import prices, transcript
+from . import prices, runlog, transcript
 from .models import CourseError
 from .trace import escape_terminal_controls, readable
 
@@ -46,7 +46,7 @@ ASSETS = Path(__file__).resolve().parent / "viewer_assets"
 SHOWN_CHARS = 20_000   # of one text block in a learner's view; the rest is said, not shown
 SITE_SHOWN_CHARS = 3_000  # in the site's views: a flood of tool output would make every page heavy
 LARGEST_TRANSCRIPT = 64 * 1024 * 1024  # bytes; a bigger file is no run of this course's stages
-VIEWS_FOLDER = Path("runs") / "views"
+VIEWS_FOLDER = "views"  # in the runs folder (course.runlog.runs_folder)
 
 # What a stop reason means, for a view whose run left no explanation of its own.
 STOP_GLOSSES = {
@@ -559,7 +559,7 @@ def write_standalone(which: str, out: str | Path | None = None) -> Path:
     """``course view RUN``: one HTML file of the run, needing nothing else; returns its path."""
     path = find_run(which)
     view = read_transcript(path)
-    target = Path(out) if out else VIEWS_FOLDER / f"{path.stem}.html"
+    target = Path(out) if out else runlog.runs_folder() / VIEWS_FOLDER / f"{path.stem}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page(view), encoding="utf-8")
     return target
