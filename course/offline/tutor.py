@@ -371,7 +371,8 @@ def find_word(c: Conversation, word: str) -> Reply:
 # ---------------------------------------------------------------- reading a whole file
 
 def reads_of(c: Conversation, path: str) -> list[Call]:
-    return [call for call in c.results_of("read_file") if call.input.get("path") == path]
+    # A read whose result was masked since is read again, as the placeholder says: it is no text of the file.
+    return [call for call in c.results_of("read_file") if call.input.get("path") == path and seen(call)]
 
 
 def takes_argument(c: Conversation, tool: str, argument: str) -> bool:
@@ -724,15 +725,62 @@ def command(c: Conversation, command: str) -> Reply:
     return Reply().text(c.say(f"I ran {command}:\n{output}", f"{command} を実行しました:\n{output}"))
 
 
+MASKED = ("[masked", "[cleared")  # a result a pruning harness (s05) or the API took out: fetched again if needed
+FILES_NOTE = re.compile(r"(?:Files to summarise|要約するファイル): (.+?)[.。]\s*$", re.M)
+
+
+def seen(call: Call) -> bool:
+    """A call whose result is in the history as it came back (not yet answered, or masked since: no)."""
+    return call.result is not None and not call.result.lstrip().startswith(MASKED)
+
+
 def summarise_all(c: Conversation) -> Reply:
-    """List the workspace, then read every file at once, then summarise each."""
-    listed = [call for call in c.results_of("list_files") if not call.failed]
-    if not listed:
-        return list_workspace(c)
-    files = [name for name in parse_listing(listed[-1].result) if not name.endswith("/")]
-    if not files:
-        return Reply().text(c.say("The workspace holds no files to summarise.", "要約するファイルがありません。"))
-    return summarise(c, files)
+    """List the workspace, then read and summarise one file a turn, noting each summary in the reply.
+
+    What a careful model does on a long task in a harness that prunes (s05 on): old tool results
+    may be masked before it reads them again, so it writes down what it found as it goes; its notes
+    (the file list, a line per file) are its own text, which no pruning takes out. The answer is
+    put together from the notes.
+    """
+    notes = "\n".join([c.task] + c.assistant_texts)
+    planned = FILES_NOTE.findall(notes)
+    if planned:
+        files = [name.strip() for name in re.split(r",\s*|、", planned[-1]) if name.strip()]
+    else:
+        listed = [call for call in c.results_of("list_files") if not call.failed and seen(call)]
+        if not listed:
+            return list_workspace(c)
+        files = [name for name in parse_listing(listed[-1].result) if not name.endswith("/")]
+        if not files:
+            return Reply().text(c.say("The workspace holds no files to summarise.", "要約するファイルがありません。"))
+    found = {}
+    for path in files:
+        line = re.search(rf"^(?:- )?({re.escape(path)}: .+)$", notes, re.M)
+        if line:
+            found[path] = line.group(1)
+    now = []
+    for path in files:
+        if path in found:
+            continue
+        text, failed, offset = file_read(c, path)
+        if offset:  # cut: read on where the note says, before summarising
+            more = read_next(c, path, offset, ("", ""))
+            if more is not None:
+                return more
+        if failed is not None or text is not None:
+            found[path] = _summary(c, path, failed or Call("read_file", {"path": path}, text))
+            now.append(found[path])
+    left = [path for path in files if path not in found]
+    if not left:
+        return Reply().text("\n".join(found[path] for path in files))
+    if "read_file" not in c.tools:
+        return missing_tool(c, "read_file")
+    plan = [] if planned else [c.say(
+        f"Files to summarise: {', '.join(files)}.\nI'll read them one at a time and note each summary as I go, "
+        "so that nothing depends on a result that may be cleared to save context.",
+        f"要約するファイル: {', '.join(files)}。\n一つずつ読み、要約をその都度書き留めます（古い結果は消されることがあるためです）。")]
+    following = c.say(f"Next I'll read {left[0]}.", f"次に {left[0]} を読みます。")
+    return Reply().text("\n".join(plan + now + [following])).call("read_file", path=left[0])
 
 
 FAMILIES = {
