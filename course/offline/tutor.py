@@ -383,6 +383,14 @@ def takes_argument(c: Conversation, tool: str, argument: str) -> bool:
     return False
 
 
+def read_as(c: Conversation, path: str) -> str:
+    """The name ``path`` was read under: the one its error suggested, if the read failed and was retried."""
+    reads = reads_of(c, path)
+    if reads and reads[0].failed:
+        return _after_recovery(c, reads[0]).input.get("path", path)
+    return path
+
+
 def file_read(c: Conversation, path: str) -> tuple[str | None, Call | None, int | None]:
     """What the reads of ``path`` in the history hold: (its text so far, a failed read, the offset to read on from).
 
@@ -468,6 +476,7 @@ def count(c: Conversation, paths: list[str], units: list[str]) -> Reply:
         english = " and ".join(f"{counted[unit]} {UNIT_NAMES[unit][0]}" for unit in units)
         japanese = "、".join(f"{UNIT_NAMES[unit][1]}は {counted[unit]}" for unit in units)
         partial = c.say(" (of the part I could read: it came back cut)", "（切れて返ってきた、読めた部分だけの数です）") if offset else ""
+        path = read_as(c, path)
         lines.append(c.say(f"{path} has {english}{partial}.", f"{path} の{japanese} です{partial}。"))
     if "lines" in units:
         lines.append(c.say("(Lines are counted as wc -l counts them, a last line without a newline counted too.)",
@@ -611,6 +620,7 @@ def answer_question(c: Conversation, path: str, question: str) -> Reply:
         return Reply().text(_failure(c, path, failed))
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     wanted = set(words_asked_about(question, [path]))
+    path = read_as(c, path)
     relevant = checklist_items(lines, question) or [
         line for line in lines if wanted & {normalised(word) for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", line)}]
     if relevant:
