@@ -13,6 +13,7 @@ import ast
 import operator
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -172,10 +173,11 @@ def test_the_table_has_forty_phrasings_in_both_languages():
 def run_on(stage: str, task: str, workspace: Path, **options):
     if stage == "s06":
         options = {"approver": None, "audit_log": False, **options}
-    return load_stage(stage).run(task, workspace=workspace, **options)
+    result = load_stage(stage).run(task, workspace=workspace, **options)
+    return SimpleNamespace(**{"explanation": "", **result}) if isinstance(result, dict) else result  # s01: a dict
 
 
-@pytest.mark.parametrize("stage", ["s03", "s04", "s05", "s06"])
+@pytest.mark.parametrize("stage", ["s01", "s02", "s03", "s04", "s05", "s06"])
 @pytest.mark.parametrize("language, task, check", TABLE, ids=[task for _, task, _ in TABLE])
 def test_every_phrasing_completes_on_the_stage(workspace, stage, language, task, check):
     result = run_on(stage, task, workspace)
@@ -300,3 +302,12 @@ def test_a_stage_without_the_tool_gets_no_such_call(workspace, stage, task, tool
     result = run_on(stage, task, workspace)
     assert result.stop_reason == "end_turn" and calls_of(result.messages) == []
     assert tool in result.answer and (workspace / "todo.md").exists()
+
+
+@pytest.mark.parametrize("task", ["Delete todo.mb", "todo.mb を削除して"])
+def test_a_misspelt_name_to_delete_is_reported_never_swapped_for_the_nearest(workspace, task):
+    approver = scripted("yes", "yes")
+    result = run_on("s06", task, workspace, approver=approver)
+    assert [call for call in calls_of(result.messages) if call[0] == "delete_file"] == [("delete_file", {"path": "todo.mb"})]
+    assert (workspace / "todo.md").exists() and result.stop_reason == "end_turn"
+    assert named("todo.md", result.answer)  # the nearest name is passed on to the person, who decides

@@ -100,7 +100,9 @@ ACTIONS = {"delete": "delete_file", "move": "move_file", "command": "run_command
 
 def _action_refused(c: Conversation, family: str) -> bool:
     failed = [call for call in (c.turns[-1] if c.turns else []) if call.result is not None and call.failed]
-    return bool(failed) and all(call.name == ACTIONS.get(family) and not HINT.search(call.result or "")
+    # A nearest name is followed to read a file, never to delete or move one: that is the person's call.
+    followable = family not in ("delete", "move")
+    return bool(failed) and all(call.name == ACTIONS.get(family) and not (followable and HINT.search(call.result or ""))
                                 for call in failed)
 
 
@@ -110,7 +112,9 @@ def _reason(call: Call) -> str:
     try:
         value = json.loads(text)
         if isinstance(value, dict):
-            text = str(value.get("message") or text)
+            # A refusal's hint is advice to the model; any other error's hint (a nearest name) is news to the person.
+            hint = value.get("hint") if value.get("error") != "denied" else ""
+            text = str(value.get("message") or text) + (f" ({hint})" if hint else "")
     except ValueError:
         pass
     return text.splitlines()[0] if text else "an error"
