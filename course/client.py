@@ -13,8 +13,7 @@ import httpx2
 from .models import CourseError, is_offline, resolve_model
 from .replies import cleaned, reply_problem, request_body
 from .trace import shorten
-from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
-from .offline.catalog import known_models
+from .offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for, known_models
 
 # The SDK reads a block of a type it does not know (a compaction block, a type newer than the SDK) as
 # a text block that keeps every field, and pydantic warns when such a block is dumped to be recorded.

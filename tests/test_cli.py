@@ -118,7 +118,7 @@ def test_the_script_reports_an_unknown_model_without_a_traceback():
 
 
 def test_a_model_name_that_is_no_model_lists_the_offline_models_on_one_line(folder, capsys):
-    from course.offline.catalog import known_models
+    from course.offline import known_models
     code, _, err = main(["List the files", "--model", "nonsense", "--workspace", str(folder)], capsys)
     assert code == 2
     assert_one_line_error(err, "nonsense")
