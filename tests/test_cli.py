@@ -117,6 +117,30 @@ def test_the_script_reports_an_unknown_model_without_a_traceback():
     assert_one_line_error(completed.stderr, "offline-nope")
 
 
+def test_a_model_name_that_is_no_model_lists_the_offline_models_on_one_line(folder, capsys):
+    from course.offline import known_models
+    code, _, err = main(["List the files", "--model", "nonsense", "--workspace", str(folder)], capsys)
+    assert code == 2
+    assert_one_line_error(err, "nonsense")
+    assert all(model in err for model in known_models())
+    assert not (folder / "report.txt").exists()
+
+
+def test_runs_made_in_a_stage_folder_are_kept_in_the_root_runs_folder(monkeypatch):
+    # A notebook's kernel starts in its stage's folder; --resume last and `course view last` look
+    # from the repository's root: both must mean the same folder.
+    import course.runtime.runlog
+    import course.runtime.transcript
+    for name in (course.runtime.runlog.ENVIRONMENT_VARIABLE, course.runtime.runlog.AUDIT_VARIABLE, course.runtime.transcript.ENVIRONMENT_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    root = Path(course.__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    from_root = (course.runtime.runlog.log_path().resolve(), course.runtime.transcript.folder().resolve())
+    monkeypatch.chdir(root / "s03")
+    assert (course.runtime.runlog.log_path().resolve(), course.runtime.transcript.folder().resolve()) == from_root
+    assert from_root[1] == root / "runs" / "transcripts"
+
+
 def test_a_workspace_that_does_not_exist_is_a_one_line_error(tmp_path, capsys):
     missing = tmp_path / "no-such-folder"
     code, _, err = main(["List the files", "--workspace", str(missing)], capsys)

@@ -70,8 +70,9 @@ def test_a_killed_run_shows_where_it_ended_and_its_resumption_goes_on_numbering(
     with pytest.raises(ladder.Killed):
         s02.run(REPORT_TASK, model="offline", transcript=saved, trace=ladder.killer("write_file", None))
     killed = viewer.read_transcript(saved)
-    assert killed["end"]["state"] == "killed" and killed["end"]["reason"] is None
-    assert "killed" in killed["turns"][-1]["after"][-1]["text"]
+    # Said as the command line says a Ctrl-C: interrupted.
+    assert killed["end"]["state"] == "interrupted" and killed["end"]["reason"] is None
+    assert killed["turns"][-1]["after"][-1]["kind"] == "interrupted"
     result = s02.run(resume=str(saved), model="offline")
     view = viewer.read_transcript(saved)
     assert view["resumed"] and view["end"]["reason"] == result.stop_reason == "end_turn"
@@ -132,7 +133,7 @@ def test_a_damaged_transcript_is_shown_up_to_the_damage(tmp_path):
     (tmp_path / "run.jsonl").write_text("".join(lines[:4] + ["{not json\n"] + lines[5:]))
     cut = viewer.read_transcript(tmp_path / "run.jsonl")
     assert cut["warnings"][0].startswith("line 5: is not a JSON object")
-    assert 0 < len(cut["turns"]) < len(whole["turns"]) and cut["end"]["state"] == "killed"
+    assert 0 < len(cut["turns"]) < len(whole["turns"]) and cut["end"]["state"] == "interrupted"
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**12) | st.text(max_size=8),

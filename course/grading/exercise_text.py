@@ -127,7 +127,8 @@ REBUILD: dict[tuple[str, int], Text] = {
 EXTENSIONS: dict[str, Extension] = {
     "s00": Extension(3, "Answer every tool call of one reply", "def answer_all(content: list, run) -> list:",
                      "One tool_result block per tool_use block of ``content``, in order.",
-                     "A model may ask for several tools in one reply; s00 answers one. Answer them all.",
+                     "A model may ask for several tools in one reply. s00's run() answers them in a list comprehension; "
+                     "write that step as a function of its own, one that a tool raising cannot break.",
                      ("content is a reply's blocks, as dicts; text blocks are skipped;",
                       "run(name, input) returns (text, is_error), or raises;",
                       "returns one block per tool_use, in order: type 'tool_result', its tool_use_id, the text as "

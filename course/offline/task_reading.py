@@ -16,6 +16,11 @@ Families and the details each carries:
 * ``field`` (``path``, ``question``): one field of a JSON file;
 * ``question`` (``path``, ``question``): what a file says;
 * ``list``: the workspace's files;
+* ``summarise_all``: list the files, read them all, summarise each ("summarise all the files");
+* ``calculate`` (``expression``): an arithmetic expression the task writes out ("Compute 1250 * 16");
+* ``delete`` (``path``): delete a named file;
+* ``move`` (``source``, ``destination``): move or rename a named file;
+* ``command`` (``command``): run a shell command the task names ("Run wc -l memo.md");
 * ``work_summary``: the summary of a run that a pruning harness asks for (not a learner's task).
 """
 
@@ -36,7 +41,7 @@ QUESTION_WORDS = re.compile(
 LIST_WORDS = re.compile(r"\blist\b|\bfiles\b|\bls\b|director|folder|workspace|一覧|ファイル|フォルダ|ディレクトリ|ワークスペース",
                         re.I)
 
-WRITE_VERB = re.compile(r"\b(?:write|save|put|store|create|make|add|append|record)\b|書|保存|作|記入|記録|入れ|追記", re.I)
+WRITE_VERB = re.compile(r"\b(?:write|save|put|store|create|make|add|append|record|overwrite|replace)\b|書|保存|作|記入|記録|入れ|追記|上書", re.I)
 ASKING = re.compile(r"^\s*(?:what|which|who|when|where|why|how|did|does|do|is|are|has)\b|何|なに|どんな|どう", re.I)
 APPENDING = re.compile(r"\b(?:add|append)\b|追記|追加|書き足", re.I)
 LISTING = re.compile(r"\blist(?:ing)?\b|\bfiles\b|\bfile names\b|\bnames\b|\binventory\b"
@@ -70,8 +75,21 @@ def classify(task: str) -> tuple[str, dict] | None:
     low = task.lower()
     if low.startswith(("summarise the work so far", "summarize the work so far")):
         return "work_summary", {}
+    # A command the task names is run as written, whatever files or words it holds ("Run wc -l memo.md").
+    command = command_to_run(task)
+    if command:
+        return "command", {"command": command}
     files = FILE_NAME.findall(task)
     unquoted = QUOTED.sub(" ", task)
+    if files and DELETE_WORDS.search(unquoted) and not ASKING.search(unquoted):
+        return "delete", {"path": files[0]}
+    if len(files) >= 2 and MOVE_WORDS.search(unquoted) and not ASKING.search(unquoted):
+        return "move", {"source": files[0], "destination": files[1]}
+    expression = expression_in(task)
+    if expression and not files:
+        return "calculate", {"expression": expression}
+    if not files and SUMMARY_WORDS.search(unquoted) and ALL_FILES.search(unquoted):
+        return "summarise_all", {}
     writing = WRITE_VERB.search(unquoted)
     # A question about what a file says ("what did I write to x.txt?", 「何と書いてある？」) asks for no write.
     writing = writing and not ASKING.search(unquoted)
@@ -103,6 +121,60 @@ def classify(task: str) -> tuple[str, dict] | None:
     if LIST_WORDS.search(unquoted):
         return "list", {}
     return None
+
+
+# ---------------------------------------------------------------- delete, move, command, calculate
+
+DELETE_WORDS = re.compile(r"\b(?:delete|remove|erase|trash)\b|削除|消して|消す|消去|捨て", re.I)
+MOVE_WORDS = re.compile(r"\b(?:move|rename|mv)\b|移動|名前を変|名前変更|改名|リネーム|移して", re.I)
+ALL_FILES = re.compile(r"\b(?:all|every|each)\b.*\bfiles?\b|\bfiles\b|全部|すべて|全て|全ファイル|各ファイル|それぞれ", re.I)
+# "Run wc -l memo.md", "Execute `ls -l`", 「wc -l memo.md を実行して」: a command the task names, as written.
+_RUN_EN = re.compile(r"^\s*(?:please\s+)?(?:run|execute|exec)\s+(?:the\s+command\s+)?:?\s*(?P<command>.+?)\s*[.!]?\s*$", re.I)
+_BACKTICKED = re.compile(r"`([^`\n]{1,300})`")
+_RUN_JA = re.compile(r"^\s*(?:[「『\"`](?P<quoted>[^」』\"`\n]{1,300})[」』\"`]|(?P<command>[ -~]{1,300}?))\s*(?:という)?(?:コマンド)?\s*を\s*(?:実行|走らせ|動かし)")
+_RUN_JA_AFTER = re.compile(r"(?:コマンド|次のコマンド)\s*[:：]?\s*[「『\"`]?(?P<command>[ -~]{1,300}?)[」』\"`]?\s*を?\s*(?:実行|走らせ)")
+_RUNNING = re.compile(r"\b(?:run|execute|exec)\b|実行", re.I)
+
+
+def command_to_run(task: str) -> str | None:
+    """The shell command a task asks to run, as it writes it; None if it names none."""
+    if not _RUNNING.search(task):
+        return None
+    quoted = _BACKTICKED.search(task)
+    if quoted:
+        return quoted.group(1).strip()
+    japanese = _RUN_JA.search(task) or _RUN_JA_AFTER.search(task)
+    if japanese:
+        found = (japanese.groupdict().get("quoted") or japanese.group("command") or "").strip()
+        return found or None
+    english = _RUN_EN.search(task)
+    if english:
+        found = english.group("command").strip().strip("\"'“”")
+        # "Run the tests" or "run a command" describes a command to be chosen: a task for a real model.
+        if found and not re.match(r"(?:a|an|the|some|my|this|that|it)\b", found, re.I):
+            return found
+    return None
+
+
+NUMBER = r"\d+(?:\.\d+)?"
+OPERATOR = r"(?:\*\*|//|[-+*/%×÷xX]|かける|たす|ひく|わる|足す|引く|割る)"
+EXPRESSION = re.compile(rf"\(*\s*{NUMBER}\s*\)*(?:\s*{OPERATOR}\s*\(*\s*{NUMBER}\s*\)*)+")
+SPOKEN = {"×": "*", "÷": "/", "x": "*", "X": "*", "かける": "*", "たす": "+", "ひく": "-", "わる": "/",
+          "足す": "+", "引く": "-", "割る": "/"}
+
+
+def expression_in(task: str) -> str | None:
+    """An arithmetic expression written out in the task, in the calculator's notation ("1250 × 16" -> "1250 * 16")."""
+    found = EXPRESSION.search(task)
+    if not found:
+        return None
+    text = found.group(0).strip()
+    for spoken, symbol in SPOKEN.items():
+        text = text.replace(spoken, f" {symbol} ")
+    text = re.sub(r"\s+", " ", text).strip()
+    if text.count("(") != text.count(")"):
+        text = text.replace("(", "").replace(")", "").strip()
+    return text
 
 
 # ---------------------------------------------------------------- count
@@ -143,8 +215,8 @@ _F = "{file}"
 _EN_WRITE = [
     r"\b(?:write|put|save|store|add|append|record)\s+(?:the\s+(?:text|words?|line|string|message|phrase)\s+)?"
     r"(?P<text>.+?)\s+(?:to|into|in|inside|as)\s+(?:the\s+|a\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?{file}",
-    r"\b(?:create|make|write)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?{file}\s*,?\s+"
-    r"(?:with|containing|that\s+says|saying|reading)\s+(?:the\s+(?:text|contents?|line|words?)\s*:?\s*)?(?P<text>.+?)[.!]?$",
+    r"\b(?:create|make|write|overwrite|replace)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?{file}\s*,?\s+"
+    r"(?:with|containing|that\s+says|saying|reading)\s*:?\s+(?:the\s+(?:text|contents?|line|words?)\s*:?\s*)?(?P<text>.+?)[.!]?$",
     r"\b(?:write|save|put|add)\s+(?:to|into|in)\s+{file}\s*:?\s+(?:the\s+(?:text|line|words?)\s+)?(?P<text>.+?)[.!]?$",
     r"\b(?:make|have|let)\s+{file}\s+(?:say|read|contain)\s+(?P<text>.+?)[.!]?$",
     r"{file},?\s+(?:and|then)\s+(?:write|put|save|add)\s+(?:the\s+(?:text|words?|line)\s+)?(?P<text>.+?)\s+(?:in|into|to)\s+it\b",
@@ -156,6 +228,7 @@ _JA_WRITE = [
     r"^(?P<text>.+?)\s*と(?:いう内容|書いた|書かれた|だけ書いた)[^\s]*?\s*(?:の)?\s*(?:ファイル\s*)?{file}",
     r"{file}\s*(?:という(?:名前の)?ファイル)?\s*を(?:作|作成)(?:って|し(?:て)?)[、,]?\s*(?:(?:中身|内容)\s*[はを]\s*)?(?P<text>.+?)\s*(?:と|に)\s*(?:書|し)",
     r"{file}\s*の(?:中身|内容)\s*を\s*(?P<text>.+?)\s*に(?:し|書き換え)",
+    r"{file}\s*を\s*(?P<text>.+?)\s*で\s*上書き",
 ]
 MADE_UP = re.compile(r"^(?:a|an|the|its|their|my|your|some|this|that|it|them)\b", re.I)
 

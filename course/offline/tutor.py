@@ -1,4 +1,4 @@
-"""``offline``: a competent, deterministic tutor for nine task families.
+"""``offline``: a competent, deterministic tutor for fourteen task families.
 
 What it models is a good tool-using model, as the course's sources describe one:
 * it says why before each tool call (one sentence of reasoning, then the tool_use: the part of
@@ -28,13 +28,20 @@ the task's language):
    AI agent without a framework");
 5. find which files mention a word;
 6. count the lines, words or characters of named files (words are what ``wc -w`` counts: runs of
-   characters between white space; lines are lines of text, the last one with or without a newline);
+   characters between white space; lines are what ``wc -l`` counts, plus a last line without a newline:
+   a summary counts them the same way);
 7. write given text to a file ("Write hello to greeting.txt", 「greeting.txt に hello と書いて」),
    or add it to the end of one ("Append bye to greeting.txt");
 8. read one field of a JSON file ("Read config.json and tell me the version"): the field whose key
    shares the most words with the question; with none, it says so and lists the fields there are;
 9. answer what a file says ("What is in todo.md?", 「todo.md に何が書いてある？」): the lines that
-   share a word with the question, or the whole file when none do (its first lines, if it is long).
+   share a word with the question, or the whole file when none do (its first lines, if it is long);
+10. summarise all the files: list them, read them all at once, summarise each;
+11. compute an arithmetic expression the task writes out, with ``calculate`` ("Compute 1250 * 16");
+12-14. delete a named file, move or rename one, run a command the task names ("Run wc -l memo.md"),
+   each with its own tool (``delete_file``, ``move_file``, ``run_command``) and only if the request
+   offers it. When the call comes back refused (a person said no at a gate, a rule denied it), the
+   answer says what did not happen and why; it does not try another way round.
 
 It also writes the summary a pruning harness asks for ("Summarise the work so far ...
 Transcript: ..."): it keeps what the model said (its notes, where a careful model records its
@@ -67,12 +74,12 @@ QUOTED_LINES = 30  # what a file says is quoted whole up to this many lines, els
 # ---------------------------------------------------------------- the tutor
 
 def tutor(conversation: Conversation) -> Reply:
-    """A competent, deterministic tutor for nine task families; see the module docstring."""
+    """A competent, deterministic tutor for fourteen task families; see the module docstring."""
     kind = classify(conversation.task)
     if kind is None:
         return out_of_scope(conversation)
     family, details = kind
-    if not _adding_to_a_new_file(conversation, family, details):
+    if not _adding_to_a_new_file(conversation, family, details) and not _action_refused(conversation, family):
         recovery = recover_from_error(conversation)
         if recovery is not None:
             return recovery
@@ -86,18 +93,49 @@ def _adding_to_a_new_file(c: Conversation, family: str, details: dict) -> bool:
             and all(call.name == "read_file" and call.input.get("path") == details["path"] for call in failed))
 
 
+# The families whose one call changes something, and the tool that makes it: when that call comes back
+# refused (a person said no, a rule denied it) there is nothing to recover, only to say what did not happen.
+ACTIONS = {"delete": "delete_file", "move": "move_file", "command": "run_command", "write": "write_file"}
+
+
+def _action_refused(c: Conversation, family: str) -> bool:
+    failed = [call for call in (c.turns[-1] if c.turns else []) if call.result is not None and call.failed]
+    # A nearest name is followed to read a file, never to delete or move one: that is the person's call.
+    followable = family not in ("delete", "move")
+    return bool(failed) and all(call.name == ACTIONS.get(family) and not (followable and HINT.search(call.result or ""))
+                                for call in failed)
+
+
+def _reason(call: Call) -> str:
+    """What a failed call's result says, in one line: the message of a structured error, else its first line."""
+    text = (call.result or "").strip()
+    try:
+        value = json.loads(text)
+        if isinstance(value, dict):
+            # A refusal's hint is advice to the model; any other error's hint (a nearest name) is news to the person.
+            hint = value.get("hint") if value.get("error") != "denied" else ""
+            text = str(value.get("message") or text) + (f" ({hint})" if hint else "")
+    except ValueError:
+        pass
+    return text.splitlines()[0] if text else "an error"
+
+
 def out_of_scope(c: Conversation) -> Reply:
     return Reply().text(c.say(
         "I am the course's offline tutor, a stand-in model that runs with no API key. I can: list the "
         "workspace's files; read and summarise a named file; say what a file holds (\"What is in todo.md?\"); "
-        "count the words or lines of a file; read one field of a JSON file (\"Read config.json and tell me "
+        "count the words or lines of a file; compute an arithmetic expression (\"Compute 1250 * 16\"); "
+        "summarise all the files; delete, move or rename a named file and run a command you name, when the "
+        "stage offers those tools (\"Delete todo.md\", \"Run wc -l memo.md\"); read one field of a JSON file (\"Read config.json and tell me "
         "the version\"); write given text to a file (\"Write hello to greeting.txt\"); write the file list "
         "and count to report.txt; compute the total price in sample.txt; and find which files mention a "
         "word. For any other task, run with a real model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for "
         "a local server) and pass --model.",
         "私はこのコースのオフライン・チューターです（API キーなしで動く代役のモデルです）。できるのは次の仕事です："
         "ワークスペースのファイル一覧、指定したファイルの要約、ファイルに何が書いてあるかの回答（「todo.md に何が書いてある？」）、"
-        "ファイルの単語数や行数を数えること、JSON ファイルの項目を一つ読むこと（「config.json の version を教えて」）、"
+        "ファイルの単語数や行数を数えること、計算（「1250 * 16 を計算して」）、全ファイルの要約、"
+        "その段階に道具があれば、指定したファイルの削除・移動・名前の変更と、指定したコマンドの実行（「todo.md を削除して」"
+        "「wc -l memo.md を実行して」）、JSON ファイルの項目を一つ読むこと（「config.json の version を教えて」）、"
         "指定した文字列をファイルに書くこと（「greeting.txt に hello と書いて」）、ファイル数と一覧を report.txt に書くこと、"
         "sample.txt の合計金額の計算、ある単語を含むファイルの検索。それ以外の仕事は本物のモデルで実行してください："
         "ANTHROPIC_API_KEY（ローカルサーバーなら ANTHROPIC_BASE_URL）を設定し、--model を指定します。",
@@ -233,13 +271,15 @@ def _summary(c: Conversation, path: str, call: Call) -> str:
     if call.failed:
         return c.say(f"{path}: could not be read ({call.result.strip().splitlines()[0]}).",
                      f"{path}: 読めませんでした（{call.result.strip().splitlines()[0]}）。")
-    lines = [line.strip() for line in (call.result or "").splitlines() if line.strip()]
-    words = sum(len(line.split()) for line in lines)
+    text = call.result or ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    counted = line_count(text)
+    words = len(text.split())
     opening = lines[0].lstrip("# ") if lines else ""
     closing = lines[-1].lstrip("-# ") if len(lines) > 1 else ""
-    english = f"{path}: {len(lines)} lines, {words} words. It opens with \"{opening}\""
+    english = f"{path}: {counted} lines, {words} words. It opens with \"{opening}\""
     english += f" and ends with \"{closing}\"." if closing else "."
-    japanese = f"{path}: {len(lines)} 行。冒頭は「{opening}」" + (f"、末尾は「{closing}」です。" if closing else "です。")
+    japanese = f"{path}: {counted} 行。冒頭は「{opening}」" + (f"、末尾は「{closing}」です。" if closing else "です。")
     return c.say(english, japanese)
 
 
@@ -335,7 +375,8 @@ def find_word(c: Conversation, word: str) -> Reply:
 # ---------------------------------------------------------------- reading a whole file
 
 def reads_of(c: Conversation, path: str) -> list[Call]:
-    return [call for call in c.results_of("read_file") if call.input.get("path") == path]
+    # A read whose result was masked since is read again, as the placeholder says: it is no text of the file.
+    return [call for call in c.results_of("read_file") if call.input.get("path") == path and seen(call)]
 
 
 def takes_argument(c: Conversation, tool: str, argument: str) -> bool:
@@ -344,6 +385,14 @@ def takes_argument(c: Conversation, tool: str, argument: str) -> bool:
         if entry.get("name") == tool:
             return argument in ((entry.get("input_schema") or {}).get("properties") or {})
     return False
+
+
+def read_as(c: Conversation, path: str) -> str:
+    """The name ``path`` was read under: the one its error suggested, if the read failed and was retried."""
+    reads = reads_of(c, path)
+    if reads and reads[0].failed:
+        return _after_recovery(c, reads[0]).input.get("path", path)
+    return path
 
 
 def file_read(c: Conversation, path: str) -> tuple[str | None, Call | None, int | None]:
@@ -394,6 +443,11 @@ def _failure(c: Conversation, path: str, call: Call) -> str:
 
 # ---------------------------------------------------------------- count, write, field, question
 
+def line_count(text: str) -> int:
+    """Lines as ``wc -l`` counts them (newline characters, blank lines too), plus a last line without one."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
 UNIT_NAMES = {"lines": ("lines", "行数"), "words": ("words", "単語数"), "characters": ("characters", "文字数")}
 
 
@@ -422,11 +476,15 @@ def count(c: Conversation, paths: list[str], units: list[str]) -> Reply:
         if failed is not None:
             lines.append(_failure(c, path, failed))
             continue
-        counted = {"lines": len(text.splitlines()), "words": len(text.split()), "characters": len(text)}
+        counted = {"lines": line_count(text), "words": len(text.split()), "characters": len(text)}
         english = " and ".join(f"{counted[unit]} {UNIT_NAMES[unit][0]}" for unit in units)
         japanese = "、".join(f"{UNIT_NAMES[unit][1]}は {counted[unit]}" for unit in units)
         partial = c.say(" (of the part I could read: it came back cut)", "（切れて返ってきた、読めた部分だけの数です）") if offset else ""
+        path = read_as(c, path)
         lines.append(c.say(f"{path} has {english}{partial}.", f"{path} の{japanese} です{partial}。"))
+    if "lines" in units:
+        lines.append(c.say("(Lines are counted as wc -l counts them, a last line without a newline counted too.)",
+                           "（行は wc -l と同じく数え、改行で終わらない最後の行も 1 行と数えました。）"))
     if "words" in units:
         lines.append(c.say("(Words are counted as wc -w counts them: runs of characters between spaces.)",
                            "（単語は wc -w と同じく、空白で区切られた文字の並びとして数えました。）"))
@@ -436,6 +494,9 @@ def count(c: Conversation, paths: list[str], units: list[str]) -> Reply:
 def write_text(c: Conversation, path: str, text: str, append: bool) -> Reply:
     """Write the given text to ``path`` (or add it to its end: read it first, then write it whole)."""
     shown = text if len(text) <= 60 else text[:57] + "..."
+    refused = _acted(c, "write_file", path=path)
+    if refused is not None and refused.failed and not INTERRUPTED.search(refused.result or ""):
+        return _not_done(c, refused, f"Writing \"{shown}\" to {path}", f"{path} への「{shown}」の書き込み")
     if any(not call.failed for call in c.results_of("write_file") if call.input.get("path") == path) \
             or confirmed_write(c, path):
         return Reply().text(c.say(
@@ -563,6 +624,7 @@ def answer_question(c: Conversation, path: str, question: str) -> Reply:
         return Reply().text(_failure(c, path, failed))
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     wanted = set(words_asked_about(question, [path]))
+    path = read_as(c, path)
     relevant = checklist_items(lines, question) or [
         line for line in lines if wanted & {normalised(word) for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", line)}]
     if relevant:
@@ -601,6 +663,140 @@ def summarise_work(c: Conversation) -> Reply:
     return Reply().text("\n".join([f"Calls made: {counted}.", "Notes:"] + dropped + [f"- {note}" for note in kept]))
 
 
+# ---------------------------------------------------------------- calculate, delete, move, command, all files
+
+def calculate(c: Conversation, expression: str) -> Reply:
+    """Arithmetic goes through the calculator, never the model's head, when the request offers one."""
+    done = c.results_of("calculate")
+    if not done:
+        if "calculate" not in c.tools:
+            return missing_tool(c, "calculate")
+        return Reply().text(c.say(
+            f"I'll let the calculator work out {expression} rather than do it in my head.",
+            f"暗算せずに、計算ツールで {expression} を計算します。",
+        )).call("calculate", expression=expression)
+    call = done[-1]
+    if call.failed:
+        return Reply().text(c.say(f"The calculator could not work out {expression}: {_reason(call)}.",
+                                  f"計算ツールは {expression} を計算できませんでした: {_reason(call)}。"))
+    return Reply().text(c.say(f"{expression} = {call.result.strip()}", f"{expression} = {call.result.strip()} です。"))
+
+
+def _acted(c: Conversation, tool: str, **arguments) -> Call | None:
+    """The latest call of ``tool`` with these arguments that has a result."""
+    done = [call for call in c.results_of(tool) if all(call.input.get(k) == v for k, v in arguments.items())]
+    return done[-1] if done else None
+
+
+def _not_done(c: Conversation, call: Call, english: str, japanese: str) -> Reply:
+    reason = _reason(call)
+    return Reply().text(c.say(f"{english} did not happen: {reason}. Nothing was changed.",
+                              f"{japanese}は行われませんでした: {reason}。何も変更していません。"))
+
+
+def delete(c: Conversation, path: str) -> Reply:
+    call = _acted(c, "delete_file", path=path) or _acted(c, "delete_file")
+    if call is None:
+        if "delete_file" not in c.tools:
+            return missing_tool(c, "delete_file")
+        return Reply().text(c.say(
+            f"You asked me to delete {path}, so I'll delete it; it cannot be undone, so the harness may ask you first.",
+            f"{path} の削除を頼まれたので削除します。元に戻せない操作なので、先に確認を求められるかもしれません。",
+        )).call("delete_file", path=path)
+    path = call.input.get("path", path)
+    if call.failed:
+        return _not_done(c, call, f"Deleting {path}", f"{path} の削除")
+    return Reply().text(c.say(f"I deleted {path}.", f"{path} を削除しました。"))
+
+
+def move(c: Conversation, source: str, destination: str) -> Reply:
+    call = _acted(c, "move_file", destination=destination)
+    if call is None:
+        if "move_file" not in c.tools:
+            return missing_tool(c, "move_file")
+        return Reply().text(c.say(
+            f"I'll move {source} to {destination}, as asked; if {destination} exists, it is replaced.",
+            f"頼まれたとおり {source} を {destination} に移します。{destination} がすでにあれば置き換わります。",
+        )).call("move_file", source=source, destination=destination)
+    source = call.input.get("source", source)
+    if call.failed:
+        return _not_done(c, call, f"Moving {source} to {destination}", f"{source} から {destination} への移動")
+    return Reply().text(c.say(f"I moved {source} to {destination}.", f"{source} を {destination} に移しました。"))
+
+
+def command(c: Conversation, command: str) -> Reply:
+    call = _acted(c, "run_command", command=command)
+    if call is None:
+        if "run_command" not in c.tools:
+            return missing_tool(c, "run_command")
+        return Reply().text(c.say(
+            f"You named the command, so I'll run it as written: {command}",
+            f"指定されたコマンドをそのまま実行します: {command}",
+        )).call("run_command", command=command)
+    if call.failed:
+        return _not_done(c, call, f"Running {command}", f"{command} の実行")
+    output = (call.result or "").strip()
+    return Reply().text(c.say(f"I ran {command}:\n{output}", f"{command} を実行しました:\n{output}"))
+
+
+MASKED = ("[masked", "[cleared")  # a result a pruning harness (s05) or the API took out: fetched again if needed
+FILES_NOTE = re.compile(r"(?:Files to summarise|要約するファイル): (.+?)[.。]\s*$", re.M)
+
+
+def seen(call: Call) -> bool:
+    """A call whose result is in the history as it came back (not yet answered, or masked since: no)."""
+    return call.result is not None and not call.result.lstrip().startswith(MASKED)
+
+
+def summarise_all(c: Conversation) -> Reply:
+    """List the workspace, then read and summarise one file a turn, noting each summary in the reply.
+
+    What a careful model does on a long task in a harness that prunes (s05 on): old tool results
+    may be masked before it reads them again, so it writes down what it found as it goes; its notes
+    (the file list, a line per file) are its own text, which no pruning takes out. The answer is
+    put together from the notes.
+    """
+    notes = "\n".join([c.task] + c.assistant_texts)
+    planned = FILES_NOTE.findall(notes)
+    if planned:
+        files = [name.strip() for name in re.split(r",\s*|、", planned[-1]) if name.strip()]
+    else:
+        listed = [call for call in c.results_of("list_files") if not call.failed and seen(call)]
+        if not listed:
+            return list_workspace(c)
+        files = [name for name in parse_listing(listed[-1].result) if not name.endswith("/")]
+        if not files:
+            return Reply().text(c.say("The workspace holds no files to summarise.", "要約するファイルがありません。"))
+    found = {}
+    for path in files:
+        line = re.search(rf"^(?:- )?({re.escape(path)}: .+)$", notes, re.M)
+        if line:
+            found[path] = line.group(1)
+    now = []
+    for path in files:
+        if path in found:
+            continue
+        text, failed, offset = file_read(c, path)
+        if offset:  # cut: read on where the note says, before summarising
+            more = read_next(c, path, offset, ("", ""))
+            if more is not None:
+                return more
+        if failed is not None or text is not None:
+            found[path] = _summary(c, path, failed or Call("read_file", {"path": path}, text))
+            now.append(found[path])
+    left = [path for path in files if path not in found]
+    if not left:
+        return Reply().text("\n".join(found[path] for path in files))
+    if "read_file" not in c.tools:
+        return missing_tool(c, "read_file")
+    plan = [] if planned else [c.say(
+        f"Files to summarise: {', '.join(files)}.\nI'll read them one at a time and note each summary as I go, "
+        "so that nothing depends on a result that may be cleared to save context.",
+        f"要約するファイル: {', '.join(files)}。\n一つずつ読み、要約をその都度書き留めます（古い結果は消されることがあるためです）。")]
+    following = c.say(f"Next I'll read {left[0]}.", f"次に {left[0]} を読みます。")
+    return Reply().text("\n".join(plan + now + [following])).call("read_file", path=left[0])
+
+
 FAMILIES = {
     "work_summary": summarise_work,
     "list": list_workspace,
@@ -612,4 +808,9 @@ FAMILIES = {
     "write": write_text,
     "field": read_field,
     "question": answer_question,
+    "summarise_all": summarise_all,
+    "calculate": calculate,
+    "delete": delete,
+    "move": move,
+    "command": command,
 }

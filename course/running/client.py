@@ -13,7 +13,7 @@ import httpx2
 from course.runtime.models import CourseError, is_offline, refuses_thinking_budget, resolve_model
 from course.helpers.replies import cleaned, reply_problem, request_body
 from course.runtime.trace import shorten
-from course.offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for
+from course.offline import DEFAULT_CONTEXT_WINDOW, Faults, OfflineTransport, Script, UnknownBehaviour, behaviour_for, known_models
 
 # The SDK reads a block of a type it does not know (a compaction block, a type newer than the SDK) as
 # a text block that keeps every field, and pydantic warns when such a block is dumped to be recorded.
@@ -68,8 +68,14 @@ def make_client(model_id: str | None = None, *, behaviour: Script | None = None,
         return anthropic.Anthropic(api_key=os.environ.get("ANTHROPIC_API_KEY") or "local", max_retries=max_retries,
                                    http_client=anthropic.DefaultHttpxClient(transport=CheckedReplies(), follow_redirects=False))
     if not os.environ.get("ANTHROPIC_API_KEY"):
+        # Without a key, a name that is no Claude model is most likely a mistyped offline one: the
+        # offline models come first, on one line, and the key only after.
+        offline = f"the offline models are: {', '.join(known_models())}"
+        if not model.lower().startswith("claude"):
+            raise CourseError(f"no model is called {model!r} here; {offline}. A real model needs ANTHROPIC_API_KEY "
+                              "(or ANTHROPIC_BASE_URL for a local server)")
         raise CourseError(f"model {model!r} needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server); "
-                          "set it, or run with --model offline")
+                          f"set it, or run with --model offline ({offline})")
     return anthropic.Anthropic(max_retries=max_retries)
 
 

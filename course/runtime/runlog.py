@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,12 +52,28 @@ def _unseen(character: str) -> bool:
     return unicodedata.category(character) in UNSEEN_CATEGORIES
 
 
+ROOT = Path(__file__).resolve().parents[2]  # the repository that holds the course package
+
+
+def runs_folder() -> Path:
+    """Where runs are kept: ``runs/`` of the working directory, except in a stage's own folder.
+
+    A notebook's kernel starts in the notebook's folder (``s03/``): its runs went to ``s03/runs/``,
+    where ``--resume last`` and ``course view last``, run from the repository's root, never look.
+    From a stage folder of this repository they go to the root's ``runs/``, the one folder of them all.
+    """
+    here = Path.cwd()
+    if re.fullmatch(r"s\d\d", here.name) and here.resolve().parent == ROOT and (here / "agent.py").is_file():
+        return ROOT / "runs"
+    return Path("runs")
+
+
 def log_path() -> Path:
-    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "runs.jsonl")
+    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or runs_folder() / "runs.jsonl")
 
 
 def audit_path() -> Path:
-    return Path(os.environ.get(AUDIT_VARIABLE) or Path("runs") / "audit.jsonl")
+    return Path(os.environ.get(AUDIT_VARIABLE) or runs_folder() / "audit.jsonl")
 
 
 # A logged text longer than this is cut, with its length said: a refused write_file of 60 MB was written to

@@ -53,6 +53,7 @@ from pathlib import Path
 
 from course.runtime.commands import python_command
 from course.runtime.models import CourseError
+from course.runtime.runlog import runs_folder as course_runs_folder
 from course.runtime.wire import sendable
 
 ENVIRONMENT_VARIABLE = "AGENT_COURSE_TRANSCRIPTS"
@@ -68,7 +69,7 @@ _sizes: dict[Path, int] = {}  # the size each transcript had after this process'
 
 
 def folder() -> Path:
-    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or Path("runs") / "transcripts")
+    return Path(os.environ.get(ENVIRONMENT_VARIABLE) or course_runs_folder() / "transcripts")
 
 
 def key_path() -> Path:

@@ -37,7 +37,7 @@ import re
 import webbrowser
 from pathlib import Path
 
-from course.runtime import prices, transcript
+from course.runtime import prices, runlog, transcript
 from course.runtime.models import CourseError
 from course.runtime.trace import escape_terminal_controls, readable
 
@@ -46,7 +46,7 @@ ASSETS = Path(__file__).resolve().parents[1] / "viewer_assets"
 SHOWN_CHARS = 20_000   # of one text block in a learner's view; the rest is said, not shown
 SITE_SHOWN_CHARS = 3_000  # in the site's views: a flood of tool output would make every page heavy
 LARGEST_TRANSCRIPT = 64 * 1024 * 1024  # bytes; a bigger file is no run of this course's stages
-VIEWS_FOLDER = Path("runs") / "views"
+VIEWS_FOLDER = "views"  # in the runs folder (course.runtime.runlog.runs_folder)
 
 # What a stop reason means, for a view whose run left no explanation of its own.
 STOP_GLOSSES = {
@@ -184,7 +184,7 @@ class ViewBuilder:
         self.after("transition", f"{reason}" + (f" ({checked})" if checked else ""))
 
     def finish(self, state: str, reason, explanation, answer="") -> dict:
-        """The view, ended: ``state`` is how the run ended (stopped, killed, runaway, crashed, error)."""
+        """The view, ended: ``state`` is how the run ended (stopped, interrupted, runaway, crashed, error)."""
         for event in self.pending:
             (self.turns[-1]["after"] if self.turns else self.view["warnings"]).append(
                 event if self.turns else event["text"])
@@ -429,9 +429,10 @@ def view_of_records(records: list[dict], *, shown_chars: int = SHOWN_CHARS, sour
     if last["stop_reason"]:
         state = "stopped"
     else:
-        state = "killed"
-        builder.note("killed", "the transcript ends without a stop: the run was killed, or is still going "
-                               "(a stage of s02 on can go on with --resume)")
+        # The command line's word for a run stopped by Ctrl-C, the commonest way a run ends without a stop.
+        state = "interrupted"
+        builder.note("interrupted", "the transcript ends without a stop: the run was interrupted (Ctrl-C) or "
+                                    "killed, or is still going (a stage of s02 on can go on with --resume)")
     answer = ""
     if last["stop_reason"] and history and isinstance(history[-1], dict) and history[-1].get("role") == "assistant":
         content = history[-1].get("content")
@@ -558,7 +559,7 @@ def write_standalone(which: str, out: str | Path | None = None) -> Path:
     """``course view RUN``: one HTML file of the run, needing nothing else; returns its path."""
     path = find_run(which)
     view = read_transcript(path)
-    target = Path(out) if out else VIEWS_FOLDER / f"{path.stem}.html"
+    target = Path(out) if out else runlog.runs_folder() / VIEWS_FOLDER / f"{path.stem}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page(view), encoding="utf-8")
     return target
