@@ -265,10 +265,50 @@ def test_the_worst_case_of_s03_follows_its_limits_and_max_tokens(monkeypatch):
         shown = renderer.render("three-questions", "s03")
         # A run stops at the first turn that finds the budget spent: under it before, plus one whole call.
         tokens = limits.token_budget - 1 + DEFAULT_CONTEXT_WINDOW + max_tokens
-        output = limits.max_turns * max_tokens
+        output = min(limits.token_budget - 1, (limits.max_turns - 1) * max_tokens) + max_tokens
         assert f"worst case, tokens | **{tokens:,}**" in shown
         expected = ((tokens - output) * price.input + output * price.output) / prices.MILLION
         assert worst_dollars(shown) == pytest.approx(expected, abs=0.005)
+
+
+@pytest.mark.parametrize("stage", ["s04", "s05"])
+def test_the_worst_case_stops_at_the_token_budget_plus_the_last_turn(stage, monkeypatch):
+    """Output is counted in the budget: before the last turn, at most the budget's worth; then one turn's calls."""
+    import dataclasses
+
+    from course.runtime import prices
+    from course.offline import DEFAULT_CONTEXT_WINDOW
+
+    module = renderer.stage_module(stage)
+    price = prices.price_of(questions.priced_model())
+    rate = questions.input_price(module, price)[0]
+    last_output = sum(questions.asked_in_one_turn(stage, module)) + module.MAX_TOKENS * len(questions.other_model_calls(module))
+    last_calls = len(questions.asked_in_one_turn(stage, module)) + len(questions.other_model_calls(module))
+    shown = {}
+    for budget in (module.Limits().token_budget, module.Limits().token_budget // 3):
+        monkeypatch.setattr(module, "Limits", dataclasses.make_dataclass(
+            "Limits", [("token_budget", int, dataclasses.field(default=budget))], bases=(module.Limits,), frozen=True))
+        tokens = budget - 1 + last_calls * DEFAULT_CONTEXT_WINDOW + last_output
+        output = budget - 1 + last_output  # 40 turns could write more than the budget lets through
+        expected = ((tokens - output) * rate + output * price.output) / prices.MILLION
+        shown[budget] = worst_dollars(renderer.render("three-questions", stage))
+        assert shown[budget] == pytest.approx(expected, abs=0.005)
+    smaller, default = sorted(shown)
+    assert shown[default] - shown[smaller] == pytest.approx((default - smaller) * price.output / prices.MILLION, abs=0.01)
+
+
+def test_a_turn_limit_tighter_than_the_budget_bounds_the_worst_case(monkeypatch):
+    import dataclasses
+
+    module = renderer.stage_module("s04")
+    monkeypatch.setattr(module, "Limits", dataclasses.make_dataclass(
+        "Limits", [("max_turns", int, dataclasses.field(default=1))], bases=(module.Limits,), frozen=True))
+    shown = renderer.render("three-questions", "s04")
+    ladder = questions.asked_in_one_turn("s04", module)
+    from course.offline import DEFAULT_CONTEXT_WINDOW
+    turn = len(ladder) * DEFAULT_CONTEXT_WINDOW + sum(ladder)
+    # One turn of four calls at a full window is less than the budget plus that turn: the turns bound it.
+    assert f"worst case, tokens | **{turn:,}**" in shown
 
 
 def test_a_turn_that_asks_again_with_more_room_is_counted_whole():

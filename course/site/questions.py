@@ -246,15 +246,18 @@ def bound(stage: str, module) -> Bound | None:
     output = turns * output_a_turn if turns is not None else None
     if budget is not None and (by_turns is None or budget - 1 + turn_tokens < by_turns):
         tokens = budget - 1 + turn_tokens
-        output = min(output, tokens) if output is not None else tokens
+        # Output is counted in the budget too: before the last turn it is at most what the budget let
+        # through (or what the turns before could write), then the last turn's replies on top.
+        before = budget - 1 if turns is None else min(budget - 1, (turns - 1) * output_a_turn)
+        output = before + output_a_turn
         explained = say(f"the budget is checked before each turn, so a run stops at the first turn that finds "
                         f"{budget:,} tokens used; before it, at most {budget - 1:,}, and {a_turn}",
                         f"予算は各ターンの前に調べるので、実行は {budget:,} トークンを使ったと分かった最初のターンで"
                         f"止まります。それまでに多くとも {budget - 1:,} トークン、そして{a_turn}")
-        if turns is not None:
-            explained += say(f"; of the whole, at most {output:,} are output ({turns:,} turns × {output_a_turn:,} of reply)",
-                             f"。全体のうち出力は多くとも {output:,} トークンです（{turns:,} ターン × 返答 "
-                             f"{output_a_turn:,} トークン）")
+        explained += say(f"; of the whole, at most {output:,} are output ({before:,} before the last turn, no more than the "
+                         f"budget let through or the turns before could write, and {output_a_turn:,} in it)",
+                         f"。全体のうち出力は多くとも {output:,} トークンです（最後のターンの前に {before:,}。予算が通した量も、"
+                         f"それまでのターンが書ける量も超えない。そして最後のターンで {output_a_turn:,}）")
         return Bound(tokens, output, None, explained)
     return Bound(by_turns, output, turns * calls_a_turn,
                  say(f"{a_turn}, and {turns:,} turns are allowed", f"{a_turn}。許されるターンは {turns:,} です"))
