@@ -31,8 +31,15 @@ def history(turns: int, size: int = 4000) -> list:
     return messages
 
 
+# A request that carries tool_use or tool_result blocks must declare its tools, as the API requires.
+TOOLS = [{"name": name, "description": f"{name} in the workspace",
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+         for name in ("read_file", "list_files")]
+
+
 def create(client, messages, edit, beta, **extra):
     """As the API's documentation calls it: the beta client, which knows the blocks an edit returns."""
+    extra.setdefault("tools", TOOLS)
     return client.beta.messages.create(model="scripted", max_tokens=256, messages=messages, **extra,
                                        context_management={"edits": [edit]}, **({"betas": [beta]} if beta else {}))
 

@@ -202,7 +202,7 @@ def cheats(tmp_path_factory, trap_listener):
     thread_body = ("import threading, time\nthreading.Thread(target=time.sleep, args=(60,)).start()\n"
                    + textwrap.dedent(reference_body("s03", 1)))
     copies.append(("leaves a thread running", "s03", make_copy(root / "thread" / "s03", "s03", {1: thread_body})))
-    before = {path: path.read_bytes() for path in (ROOT / "tests" / "conftest.py", ROOT / "course" / "grading_probes.py")}
+    before = {path: path.read_bytes() for path in (ROOT / "tests" / "conftest.py", ROOT / "course" / "grading" / "probes.py")}
     options = grading.Options(seed=SEED, check_regions=False, limits=CHEATS_LIMITS)
     grades = {grade.student: grade for grade in grading.grade_copies(copies, options)}
     return {"grades": grades, "before": before, "bodies": bodies, "honest": honest}

@@ -115,6 +115,7 @@ run is made once per build, however many placeholders show it (``start_build`` f
 from __future__ import annotations
 
 import base64
+import importlib
 import inspect
 import json
 import re
