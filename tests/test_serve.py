@@ -298,3 +298,22 @@ def test_a_request_of_the_wrong_shape_is_a_400_in_the_formats_shape(server, path
     error = json.loads(answer)["error"]
     assert status == 400
     assert isinstance(error, str) if path == "/api/chat" else set(error) == {"message", "type", "param", "code"}
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "offline", "max_tokens": 50, "messages": [{"role": "user", "content": TASK}]},
+    {"model": "offline", "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": TASK}]},
+    {"model": "offline", "messages": [{"role": "user", "content": TASK}]},
+])
+def test_the_messages_api_answers_exactly_as_the_in_process_model(server, body):
+    """Requests reach the same request -> reply function the course's client uses: its status and body,
+    streamed or not, whatever rules it enforces now or later."""
+    import httpx2
+
+    from course.offline import OfflineTransport
+    direct = OfflineTransport().handle(httpx2.Request("POST", "http://offline.invalid/v1/messages",
+                                                      headers={"anthropic-version": "2023-06-01"}, json=body))
+    status, content_type, served = send(server, "/v1/messages", body, headers={"anthropic-version": "2023-06-01"})
+    assert status == direct.status_code
+    assert content_type.split(";")[0] == direct.headers["content-type"].split(";")[0]
+    assert served == direct.read()
