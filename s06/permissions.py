@@ -42,7 +42,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
     "execute": "use the file tools (list_files, read_file, search_files) or a plain command of the safe list "
                f"({course.sandbox.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
-RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.sandbox.paths finds runs later, whatever its name
+RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.sandbox.paths finds is not plain data, whatever its name
 GIT_STORE = "<git's own store>"  # a rule's pattern for what course.sandbox.paths finds in git's store, whatever its name
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
 CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
@@ -135,13 +135,11 @@ RULES = [
       ("rm", "rmdir", "shred", "unlink", "sudo", "su", "doas", "curl", "wget", "nc", "dd", "mkfs*", "chmod",
        "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
     *(Rule("deny", "*", pattern) for secret in course.sandbox.paths.SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
-    # What other programs run without being asked (.git, editor and shell startup files, Python's startup
-    # files: course.sandbox.paths.RUN_LATER, with its sources): a write, a move or a delete there goes to a person.
-    *(Rule("ask", "|".join(CHANGES), pattern, f"{name}: {why}; what is written there runs later, outside every "
-           "confinement") for name, why in course.sandbox.paths.RUN_LATER.items() for pattern in anywhere(name)),
-    # And what runs later whatever its name, as the support package finds it on disk: a folder git takes
-    # for a repository (repo.git), a json.py in any folder of the workspace, which a script there imports.
-    Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there runs later, outside every confinement"),
+    # Writes by rule, not by list: a file tool changes without a person only plain data (text, Markdown,
+    # CSV, JSON, outside hidden folders, never through a link, not executable: course.sandbox.paths.not_plain_data).
+    # Anything else may run later, outside every confinement (.git/hooks, a Procfile, a json.py a script
+    # imports, a file named ls): a write, a move or a delete of it goes to a person.
+    Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there may run later, outside every confinement"),
     # git's store holds every file ever committed, a secret committed once too: read by git's own commands.
     Rule("ask", "read_file", GIT_STORE, "what git keeps is read with git's own commands, which a person approves"),
 ]
@@ -162,7 +160,7 @@ class Call:
     command: course.sandbox.shell_reading.Command | None = None  # read with the shell's grammar: programs, paths
     unsafe: str = ""          # a command: why it may not run without a person ("" when it is on the safe list)
     once_only: str = ""       # why a person's "always" may not cover it ("" when it may)
-    runs_later: str = ""      # why another program runs what it changes, found on disk, whatever its name
+    runs_later: str = ""      # why what it changes may run later: not plain data, or found so on disk, whatever its name
     git_store: str = ""       # why reading it goes to a person: it is in git's own store, whatever its name
 
 

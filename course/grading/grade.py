@@ -434,14 +434,14 @@ def _step(holder, name: str):
                 except (ImportError, ValueError):
                     spec = None
                 value = _MISSING if spec is None else _NOT_IMPORTED
-                if spec is not None and qualified.partition(".")[0] == __package__:  # the course's own: imported
+                if spec is not None and qualified.partition(".")[0] == __package__.partition(".")[0]:  # the course's own: imported
                     try:
                         value = importlib.import_module(qualified)
                     except ImportError:
                         value = _NOT_IMPORTED
             if value is _MISSING and "__getattr__" in holder.__dict__:  # a module that makes attributes on demand
                 value = _NOT_IMPORTED
-                if holder.__name__.partition(".")[0] == __package__:  # the support package's: its own code, run
+                if holder.__name__.partition(".")[0] == __package__.partition(".")[0]:  # the support package's: its own code, run
                     try:
                         value = getattr(holder, name)
                     except AttributeError:

@@ -135,7 +135,7 @@ class Subjects:
     leads_to: list[str]   # its other names: as written, by each link passed on the way, by a link that leads to it
     same_file: str        # why one of them is a hidden file under another name (a hard link, moved, a private key), or ""
     overwrites: bool      # its "path" names an existing regular file, links followed
-    runs_later: str = ""  # why another program runs what it changes, judged by what is on disk (runs_later_by_content)
+    runs_later: str = ""  # why what it changes may run later: on disk (runs_later_by_content), or not plain data
     git_store: str = ""   # why reading it goes to a person: it is in git's own store (git_store_problem)
 
 
@@ -169,7 +169,8 @@ def subjects(workspace: Path, arguments: dict, *, follow_link: bool, hidden: Seq
                      "or renamed since): it is a secret still" for name in acted
                      if links_of(root / name) == 1 and Path(os.path.realpath(root / name)) in kept), "")
     overwrites = "path" in arguments and (root / acted[0]).is_file()
-    later = next((why for name in acted + leads if (why := runs_later_by_content(root, name, pointers))), "")
+    later = (next((why for name in acted + leads if (why := runs_later_by_content(root, name, pointers))), "")
+             or next((why for name in acted if (why := not_plain_data(root, name, leads))), ""))
     return Subjects(acted or [""], leads, same, overwrites, later, git_store_problem(root, acted + leads))
 
 
@@ -1298,6 +1299,93 @@ def _run_later_one_part() -> Callable[[str], bool]:
 @functools.lru_cache(maxsize=1)
 def _run_later_parts() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((name, tuple(name.lower().split("/"))) for name in RUN_LATER)
+
+
+# ---------------------------------------------------------------- plain data: the one rule for what is written unasked
+
+# A file tool writes without a person only what this rule calls plain data; anything else asks. A list
+# of what runs later never ends (a name nobody listed, `jest.config.js`, `Procfile`, a file named `ls`,
+# is still run by something); a rule of what is known to be inert does. Plain data is a file:
+#   - whose last suffix is one of PLAIN_DATA_SUFFIXES (text, Markdown, CSV, JSON and their kin);
+#   - with no part of its path hidden (no leading dot: .git/, .vscode/, .direnv/, .env.json);
+#   - named directly, never through a link or under another name (a hard link's other names too);
+#   - not executable, when it exists already;
+#   - whose name is not one of LOOKED_UP_DATA_NAMES, nor in a folder of LOOKED_UP_DATA_FOLDERS: names
+#     programs look up and act on by themselves.
+# What the rule misses, and why that is accepted: a program the user runs may be told to read any data
+# file (`pip install -r deps.txt`, `xargs sh < list.txt`): that command is the user's, and a command of
+# the agent's asks a person; a data file read by a program on a path not listed below (a tool's config
+# under a plain name) is written unasked; a text an agent later reads as instructions (a README) is
+# data to this rule. Every other suffix (.py, .sh, .js, .yml, .toml, none at all) asks, whatever its name.
+PLAIN_DATA_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".csv", ".tsv", ".json", ".jsonl",
+                                 ".ndjson", ".log"})
+
+# Names with a plain suffix that programs look up on their own and act on: each is asked about. Each
+# entry: what runs, and its source. Compared without case, as the last part of the path, at any depth.
+LOOKED_UP_DATA_NAMES = {
+    "package.json": "npm runs its lifecycle scripts (preinstall, install, prepare) at `npm install` "
+                    "(https://docs.npmjs.com/cli/using-npm/scripts)",
+    "composer.json": "Composer runs its scripts on its install and update events (https://getcomposer.org/doc/articles/scripts.md)",
+    "tsconfig.json": "the TypeScript server loads the language service plugins it names "
+                     "(https://www.typescriptlang.org/tsconfig#plugins)",
+    "jsconfig.json": "the TypeScript server reads it as tsconfig.json, plugins included (https://code.visualstudio.com/docs/languages/jsconfig)",
+    "deno.json": "deno runs the tasks it names and takes its import map (https://docs.deno.com/runtime/fundamentals/configuration/)",
+    "requirements.txt": "pip installs what it names, from any index or URL it names, running their builds "
+                        "(https://pip.pypa.io/en/stable/reference/requirements-file-format/)",
+    "constraints.txt": "pip takes it as requirements' pins, an index URL included (https://pip.pypa.io/en/stable/user_guide/#constraints-files)",
+    "cmakelists.txt": "CMake runs it as a script at every configure (https://cmake.org/cmake/help/latest/manual/cmake-language.7.html)",
+    "opencode.json": "opencode starts the servers and runs the commands it names (https://opencode.ai/docs/config/)",
+    "kilo.json": "Kilo Code starts the servers its config names",
+    "crush.json": "Crush starts the language servers and MCP servers it names",
+    "agents.md": "coding agents read it as their instructions at the start of every session (https://agents.md/)",
+    "claude.md": "Claude Code reads it as its instructions at the start of every session "
+                 "(https://docs.anthropic.com/en/docs/claude-code/memory)",
+}
+
+# Folders, by their suffix, whose plain-looking files a program reads to decide what code to run.
+LOOKED_UP_DATA_FOLDERS = {
+    "dist-info": "an installed package's metadata: its entry_points.txt names the plugins and scripts Python loads "
+                 "(https://packaging.python.org/en/latest/specifications/entry-points/)",
+    "egg-info": "a package's metadata in the old form: its entry_points.txt names the plugins Python loads "
+                "(https://setuptools.pypa.io/en/latest/deprecated/python_eggs.html)",
+}
+
+
+def not_plain_data(root: Path, relative: str, other_names: Sequence[str] = ()) -> str:
+    """Why writing ``relative`` (relative to the workspace) is not plain data by the rule above, in words
+    the model can act on; "" when it is. ``other_names``: the path's other names (as written through a
+    link, a hard link's), each of which makes it no longer plain."""
+    if relative in ("", "."):
+        return ""
+    parts = relative.split("/")
+    name = parts[-1]
+    suffix = os.path.splitext(name)[1].lower()
+    hidden = next((part for part in parts if part.startswith(".")), "")
+    looked_up_folder = next((part for part in parts[:-1] if part.rpartition(".")[2].lower() in LOOKED_UP_DATA_FOLDERS
+                             and "." in part), "")
+    if hidden:
+        why = f"{hidden!r} is hidden: hidden files and folders are where programs keep what they run"
+    elif suffix not in PLAIN_DATA_SUFFIXES:
+        why = f"{name!r} is not plain data ({'no suffix' if not suffix else repr(suffix)})"
+    elif name.lower() in LOOKED_UP_DATA_NAMES:
+        why = f"{name!r} is a name a program looks up: {LOOKED_UP_DATA_NAMES[name.lower()]}"
+    elif looked_up_folder:
+        why = f"{looked_up_folder!r} is a folder a program looks up: {LOOKED_UP_DATA_FOLDERS[looked_up_folder.rpartition('.')[2]]}"
+    elif other_names:
+        why = f"the call reaches a file under another name ({other_names[0]!r}: a link or a hard link)"
+    elif _executable(root / relative):
+        why = f"{relative!r} is executable"
+    else:
+        return ""
+    return (why + f"; only plain data ({', '.join(sorted(PLAIN_DATA_SUFFIXES))}, outside hidden folders, "
+            "not executable, never through a link) is written without a person")
+
+
+def _executable(path: Path) -> bool:
+    try:
+        return bool(os.lstat(path).st_mode & 0o111)
+    except (OSError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------- what runs later by what is on disk, whatever its name
