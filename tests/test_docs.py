@@ -379,7 +379,7 @@ def test_the_state_chapter_shows_transitions_and_the_outage_s01_loses(site):
 
 
 def test_the_stop_chapter_shows_each_stop(site):
-    text = page_text(site, "s03-stop-conditions")
+    text = page_text(site, "s03-stop-conditions") + page_text(site, "s03-bills-and-logs")  # the rarer ones in depth
     reasons = [answer[0] for answer in answers(text)]
     for reason in ("end_turn", "no_progress", "max_turns", "token_budget", "max_tokens", "refusal"):
         assert reason in reasons, f"no trace ends with {reason}"
@@ -393,7 +393,7 @@ def test_the_stop_chapter_shows_each_stop(site):
 
 def test_the_stop_chapter_states_the_defaults_of_the_code(site):
     limits = importlib.import_module("s03.agent").Limits()
-    rows = table_with(site, "s03-stop-conditions", "limit")[1:]
+    rows = table_with(site, "s03-bills-and-logs", "limit")[1:]  # why these defaults, in depth
     stated = {row[0]: int(row[1].replace(",", "")) for row in rows}
     assert stated == {name: getattr(limits, name) for name in stated}
     assert set(stated) == {"max_turns", "token_budget", "max_repeats", "max_consecutive_errors"}
@@ -435,7 +435,7 @@ def test_the_stop_chapter_shows_the_stats_of_its_runs(site):
 
 
 def test_the_error_chapter_puts_bare_and_actionable_errors_side_by_side(site):
-    text = page_text(site, "s04-error-feedback")
+    text = page_text(site, "s04-error-feedback") + page_text(site, "s04-in-depth")  # two there, three more in depth
     bare = re.findall(r"^✗ (Error: .*)$", text, re.M)
     actionable = [json.loads(line) for line in re.findall(r"^✗ (\{.*\})$", text, re.M)]
     assert len(bare) >= 5 and len(actionable) >= 5
@@ -446,7 +446,7 @@ def test_the_error_chapter_puts_bare_and_actionable_errors_side_by_side(site):
 def test_the_error_chapter_compares_the_same_scenario_on_both_stages(site):
     text = page_text(site, "s04-error-feedback")
     start = text.index("The same mistake, the two kinds of error")
-    pair = text[start:text.index("The other wrong calls")]
+    pair = text[start:text.index("A long result, cut with a marker")]
     (bare, actionable) = answers(pair)
     assert bare[0] == "no_progress" and actionable[0] == "end_turn"
     assert actionable[1] <= bare[1]                   # no more turns than the bare error spends failing
@@ -461,7 +461,7 @@ def test_the_error_chapter_shows_text_calls_recovered_and_missed(site):
     text = page_text(site, "s04-error-feedback")
     assert ("end_turn", 1) in [answer[:2] for answer in answers(text)]  # s03 takes the text for an answer
     assert "↻ continue: text_calls_recovered" in text
-    rows = table_with(site, "s04-error-feedback", "the reply's text")[1:]
+    rows = table_with(site, "s04-in-depth", "the reply's text")[1:]  # which text counts as a call, in depth
     runs = [row[2] for row in rows]
     assert all(found != "nothing" for found in runs[:4]) and runs[4:] == ["nothing"] * (len(runs) - 4)
     assert "[cut: " in text and "characters not shown" in text
