@@ -118,10 +118,32 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["classroom50"],
                         help="also write the grades as Classroom 50's result.json (OUT/result.json for one student, "
                              "OUT/results/STUDENT.json for several); see the instructors' guide")
+    parser.add_argument("--audit", action="store_true",
+                        help="instead of grading copies, audit the cases: grade mutants of each exercise's reference on "
+                             "several seeds and list those that get full marks (PATHS: stages, e.g. s06 or s06:1; none: all)")
     add_grading_options(parser)
 
 
+def do_audit(args) -> int:
+    from . import grading_audit
+    stages, numbers = [], set()
+    for spec in args.paths or sorted(path.parent.name for path in grading_audit.exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py")):
+        stage, _, number = spec.partition(":")
+        grading.stage_exercises(stage)  # an unknown stage is one line
+        stages.append(stage)
+        if number:
+            numbers.add(int(number))
+    options = options_from(args)
+    started = time.perf_counter()
+    results = grading_audit.audit(stages, options, numbers=numbers or None)
+    print(grading_audit.report(results))
+    print(f"audited in {time.perf_counter() - started:.0f} s")
+    return 1 if any(found.survivors for found in results) else 0
+
+
 def do_grade(args, _) -> int:
+    if args.audit:
+        return do_audit(args)
     paths = list(args.paths)
     if args.repos:
         paths.append(str(collect(Path(args.repos), Path(args.out) / "submissions")))

@@ -756,7 +756,8 @@ class S04Cut:
         cases = []
         for extra in (0, -rng.randint(1, 50), rng.randint(1, 9), rng.randint(500, 20_000)):
             for tool in (("read_file", "search_files") if extra else ("read_file",)):
-                offset = rng.choice([0, rng.randint(1, 30) * 100])
+                # Just over the limit, a read always starts at an offset: the marker must count from there.
+                offset = rng.randint(1, 30) * 100 if 0 < extra < 10 else rng.choice([0, rng.randint(1, 30) * 100])
                 arguments = {"path": filename(rng)} | ({"offset": offset} if offset and tool == "read_file" else {})
                 if tool == "search_files":
                     arguments = {"text": word(rng)}

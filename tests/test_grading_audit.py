@@ -1,0 +1,72 @@
+"""The mutation audit: small wrong versions of a reference solution, and the wrong solutions a chapter warns
+about, fail their exercise on every seed; the generator makes the changes it names. The full audit of every
+exercise is `python -m course grade --audit` (minutes); these tests grade a sample, in seconds."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from course import grading, grading_audit, grading_jail
+
+pytestmark = pytest.mark.stage()  # they pin the grader, no stage
+
+needs_confinement = pytest.mark.skipif(bool(grading_jail.available()), reason=f"no confinement: {grading_jail.available()}")
+
+BODY = textwrap.indent(textwrap.dedent("""\
+    found = []
+    for item in items:
+        if item.size > 3 and item.name != "":
+            found.append(item)
+    if any(found):
+        return found[0]
+    return None
+"""), "    ")
+
+
+def test_the_generator_makes_each_kind_of_change_once_and_never_the_reference_itself():
+    made = grading_audit.mutants(BODY)
+    texts = [textwrap.dedent(mutant.text) for mutant in made]
+    original = ast.unparse(ast.parse(textwrap.dedent(BODY)))
+    assert original + "\n" not in texts
+    assert len(set(texts)) == len(texts)
+    assert len({mutant.key for mutant in made}) == len(made)
+    changes = "\n".join(texts)
+    assert "item.size >= 3" in changes                  # a comparison
+    assert "item.size > 4" in changes and "item.size > 2" in changes  # a constant, one off either way
+    assert " or item.name" in changes                    # and/or
+    assert "all(found)" in changes                       # any/all
+    assert any("found.append" not in text for text in texts)  # a statement dropped
+    assert any(text.index("return None") < text.index("if any") for text in texts if "return None" in text
+               and "if any" in text)                     # two statements swapped
+    for mutant in made:  # every mutant keeps the region's indentation, so it can be put back in the file
+        assert all(line.startswith("    ") for line in mutant.text.splitlines() if line.strip())
+        compile(textwrap.dedent(mutant.text), "<mutant>", "exec", flags=ast.PyCF_ONLY_AST)
+
+
+def exercise(stage: str, number: int) -> grading.Exercise:
+    return next(found for found in grading.stage_exercises(stage) if found.number == number)
+
+
+@needs_confinement
+@pytest.mark.parametrize("stage,number,sample", [("s04", 2, 5)])
+def test_no_sampled_mutant_gets_full_marks_unless_listed_as_equivalent(stage, number, sample):
+    """The hand-written wrong solutions (s06's first-match-in-list-order decide, an "always" read before
+    the deny rules) and a sample of the generated mutants, each on two seeds."""
+    grading.pin_versions([stage])
+    try:
+        found = grading_audit.audit_exercise(exercise(stage, number), grading.Options(jobs=2), seeds=(7, 8), sample=sample)
+    finally:
+        grading._PINNED.clear()
+    assert not found.skipped, found.skipped
+    assert found.made >= 3
+    assert not found.survivors, grading_audit.report([found], (7, 8))
+
+
+def test_every_wrong_solution_written_out_compiles_and_differs_from_the_reference():
+    for (stage, number), written in grading_audit.WRONG_SOLUTIONS.items():
+        reference = ast.unparse(ast.parse(textwrap.dedent(grading_audit.reference_body(exercise(stage, number)))))
+        for what, text in written:
+            assert ast.unparse(ast.parse(textwrap.dedent(text))) != reference, what
