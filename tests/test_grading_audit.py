@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from course import grading, grading_audit, grading_jail
+from course.grading import grade as grading, audit as grading_audit, jail as grading_jail
 
 pytestmark = pytest.mark.stage()  # they pin the grader, no stage
 

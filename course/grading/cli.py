@@ -125,7 +125,7 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
 
 
 def do_audit(args) -> int:
-    from . import grading_audit
+    from course.grading import audit as grading_audit
     stages, numbers = [], set()
     for spec in args.paths or sorted(path.parent.name for path in grading_audit.exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py")):
         stage, _, number = spec.partition(":")

@@ -1087,28 +1087,54 @@ class S05BrokenPairs:
 # s06
 
 # Each group holds calls with different right verdicts: one verdict for every call passes no group.
+# Each group holds calls with different right verdicts: one verdict for every call passes no group. Every draw
+# holds each clause of the contract: an allow-all listed before a deny or an ask rule, a call both a deny and an
+# ask rule match, a person's "always" facing a deny rule, an ask rule, and a command "always" may not cover,
+# defaults that are not allow, and a call on two entries of which only one is allowed.
 @probe("s06", 1, module="permissions", groups=("deny first", "ask and allow", "defaults"))
 class S06Decide:
     def cases(rng):
-        secret, note, folder = word(rng), filename(rng), word(rng)
-        files = {note: text(rng), f"{folder}/{filename(rng)}": text(rng), f"{secret}.key": "k"}
+        secret, note, folder, moved = word(rng), filename(rng), word(rng), filename(rng)
+        script = f"{word(rng)}.py"
+        files = {note: text(rng), f"{folder}/{filename(rng)}": text(rng), f"{secret}.key": "k", script: "print(1)\n"}
         other = filename(rng)
-        rules = [["deny", "*", f"{secret}.key"], ["ask", "write_file", f"{folder}/*"], ["allow", "write_file", note]]
+        deny, ask = ["deny", "*", f"{secret}.key"], ["ask", "write_file", f"{folder}/*"]
+        rules = [deny, ask, ["allow", "write_file", note]]
         rng.shuffle(rules)
+        allow_all = ["allow", "*", "*"]
+
+        def first(*extra):  # the given rules before the others, so that the first match in list order is wrong
+            return [*extra, *rules]
+
+        both = [["ask", "*", f"{secret}.key"], deny]
+        rng.shuffle(both)
         c = [
             ("deny first", "read_file", {"path": f"{secret}.key"}, rules, []),
-            ("deny first", "write_file", {"path": f"{secret}.key", "content": "x"}, rules + [["allow", "*", "*"]], []),
-            ("deny first", "write_file", {"path": other, "content": "x"}, rules + [["allow", "*", "*"]], []),
+            ("deny first", "write_file", {"path": f"{secret}.key", "content": "x"}, first(allow_all), []),
+            ("deny first", "read_file", {"path": f"{secret}.key"}, [allow_all, *both], []),
+            ("deny first", "read_file", {"path": f"{secret}.key"}, rules, [["read_file", [f"{secret}.key"]]]),
+            ("deny first", "write_file", {"path": other, "content": "x"}, first(allow_all), []),
             ("ask and allow", "write_file", {"path": f"{folder}/{other}", "content": "x"}, rules, []),
+            ("ask and allow", "write_file", {"path": f"{folder}/{other}", "content": "x"}, first(allow_all), []),
+            ("ask and allow", "write_file", {"path": f"{folder}/{other}", "content": "x"}, rules,
+             [["write_file", [f"{folder}/{other}"]]]),
             ("ask and allow", "write_file", {"path": note, "content": "x"}, rules, []),
-            ("ask and allow", "write_file", {"path": note, "content": "x"}, [r for r in rules if r[0] != "allow"], [["write_file", note]]),
+            ("ask and allow", "write_file", {"path": note, "content": "x"}, [r for r in rules if r[0] != "allow"],
+             [["write_file", [note]]]),
+            ("ask and allow", "run_command", {"command": f"python3 {script}"}, rules, [["run_command", [f"python3 {script}"]]]),
+            ("ask and allow", "move_file", {"source": note, "destination": moved},
+             rules + [["allow", "move_file", note], ["allow", "move_file", moved]], []),
             ("defaults", "read_file", {"path": note}, rules, []),
             ("defaults", "write_file", {"path": other, "content": "x"}, rules, []),
+            ("defaults", "write_file", {"path": note, "content": "x"}, [r for r in rules if r[0] != "allow"], []),
+            ("defaults", "delete_file", {"path": note}, rules, []),
+            ("defaults", "move_file", {"source": note, "destination": moved}, rules + [["allow", "move_file", note]], []),
             ("defaults", "run_command", {"command": f"ls {folder}"}, rules, []),
             ("defaults", "run_command", {"command": f"cat {secret}.key"}, rules, []),
         ]
-        return [Case(f"{tool} {json.dumps(arguments)[:60]} with {len(rules_)} rules", group,
-                     {"files": files, "tool": tool, "arguments": arguments, "rules": rules_, "approved": approved})
+        return [Case(f"{tool} {json.dumps(arguments)[:60]} with {len(rules_)} rules"
+                     + (f", {len(approved)} approved always" if approved else ""), group,
+                    {"files": files, "tool": tool, "arguments": arguments, "rules": rules_, "approved": approved})
                 for group, tool, arguments, rules_, approved in c]
 
     def drive(module, params, work):
@@ -1117,7 +1143,8 @@ class S06Decide:
         gate = module.Gate(rules=rules, audit_log=False)
         try:
             call = gate.read_call(workspace, params["tool"], params["arguments"])
-            approved = {module.approval(tool, [subject]) for tool, subject in params["approved"]}
+            approved = {module.approval(tool, subjects if isinstance(subjects, list) else [subjects])
+                        for tool, subjects in params["approved"]}
             verdict = module.decide(call, rules, approved)
         except BaseException as error:
             return raised(error)

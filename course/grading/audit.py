@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import exercises, grading, grading_jail
+from course.grading import exercises, grade as grading, jail as grading_jail
 
 SOLUTIONS = exercises.REPO_ROOT / "tests" / "grading_solutions"
 SEEDS = (11, 22, 33, 44, 55)
