@@ -43,6 +43,7 @@ INSTEAD = {  # what a denied model may do instead, by risk class
                f"({course.sandbox.shell_reading.SAFE_LIST}) on files of the workspace, with no $, *, > or quotes tricks",
 }
 RUNS_LATER = "<what runs later>"  # a rule's pattern for what course.sandbox.paths finds is not plain data, whatever its name
+SECRET = "<a secret>"  # a rule's pattern for every secret's name course.sandbox.paths knows (course.sandbox.paths.SECRETS), matched at once
 GIT_STORE = "<git's own store>"  # a rule's pattern for what course.sandbox.paths finds in git's store, whatever its name
 ACTS_ON_LINKS = {"delete_file", "move_file"}  # they remove or rename a link itself, never its target
 CHANGES = ("write_file", "move_file", "delete_file")  # the file tools that write, create, move or delete
@@ -66,6 +67,8 @@ class Rule:
         A deny or ask rule fits without regard to case (on a case-insensitive disk .ENV is .env);
         an allow rule, exactly."""
         exact = self.decision == "allow"
+        if self.pattern == SECRET:  # hundreds of names compiled into one matcher: a decision costs the same whatever the input
+            return self.fits(tool) and any(map(course.sandbox.paths.secret_name, path_and_folders(path) if folders else [path]))
         return self.fits(tool) and any(
             fnmatch.fnmatchcase(part if exact else part.lower(), self.pattern if exact else self.pattern.lower())
             for part in (path_and_folders(path) if folders else [path]))
@@ -83,19 +86,24 @@ class Rule:
                     return f"matches {course.shorten(' '.join(words[start:start + 8]), 80)!r}"
         elif call.command is not None:
             for word, paths in call.command.paths:
-                if any(self.covers(call.tool, path) for path in paths):
-                    return f"covers the path {word!r}"
+                covered = next((path for path in paths if self.covers(call.tool, path)), None)
+                if covered is not None:
+                    return f"covers the path {word!r}" + self.named_by(covered)
         elif self.pattern in (RUNS_LATER, GIT_STORE):
             found = call.runs_later if self.pattern == RUNS_LATER else call.git_store
             return f"finds that {found}" if self.fits(call.tool) and found else ""
         else:
             for path in call.acts_on:
                 if self.covers(call.tool, path):
-                    return f"matches {path!r}"
+                    return f"matches {path!r}" + self.named_by(path)
             for path in call.leads_to:  # a link's name is judged as the file it leads to, and the reverse
                 if self.covers(call.tool, path):
-                    return f"matches {path!r}, another name for it (as written, or by a link)"
+                    return f"matches {path!r}, another name for it (as written, or by a link)" + self.named_by(path)
         return ""
+
+    def named_by(self, path: str) -> str:
+        """For the secrets' rule, which of their names a path has, so that the model and a person read why."""
+        return f" (a secret's name: {course.sandbox.paths.secret_glob(path)})" if self.pattern == SECRET else ""
 
     def allows(self, tool: str, subject: str) -> bool:
         """Whether this rule, as an allow rule, names the subject: a path it covers; for a command, the
@@ -134,7 +142,7 @@ RULES = [
     *(Rule("deny", "run_command", program) for program in
       ("rm", "rmdir", "shred", "unlink", "sudo", "su", "doas", "curl", "wget", "nc", "dd", "mkfs*", "chmod",
        "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
-    *(Rule("deny", "*", pattern) for secret in course.sandbox.paths.SECRETS for pattern in anywhere(secret)),  # read or written, by any tool
+    Rule("deny", "*", SECRET),  # read or written, by any tool
     # Writes by rule, not by list: a file tool changes without a person only plain data (text, Markdown,
     # CSV, JSON, outside hidden folders, never through a link, not executable: course.sandbox.paths.not_plain_data).
     # Anything else may run later, outside every confinement (.git/hooks, a Procfile, a json.py a script
@@ -298,8 +306,9 @@ class Gate:
 
     def denied(self) -> Callable[[str], bool]:
         """Whether a deny rule of the file tools covers a path (relative to the workspace), the globs in one expression."""
-        return course.sandbox.paths.any_glob([rule.pattern for rule in self.rules if rule.decision == "deny"
-                                      and rule.tool != "run_command" and rule.fits("read_file")])
+        return course.sandbox.paths.any_glob([pattern for rule in self.rules if rule.decision == "deny"
+                                      and rule.tool != "run_command" and rule.fits("read_file")
+                                      for pattern in (course.sandbox.paths.SECRET_GLOBS if rule.pattern == SECRET else [rule.pattern])])
 
     def audit(self, name: str, arguments: dict, verdict: Verdict) -> None:
         if self.audit_log is not False:

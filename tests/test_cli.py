@@ -77,6 +77,21 @@ def test_prints_a_trace_and_the_answer(folder, capsys):
     assert "{" not in out.strip().splitlines()[-1]  # no JSON line without --json
 
 
+@pytest.mark.parametrize("stage_name", ["s01", "s06"])
+def test_live_shows_each_reply_as_it_streams_and_the_run_ends_as_without_it(stage_name, folder, capsys):
+    task = ["List the files and write their count and names to report.txt", "--workspace", str(folder), "--json"]
+    code, out, err = load_stage(stage_name).main(task + ["--live"]), *capsys.readouterr()
+    live = json.loads(out.strip().splitlines()[-1])
+    report = (folder / "report.txt").read_text()
+    (folder / "report.txt").unlink()
+    code_plain, out_plain, _ = load_stage(stage_name).main(task), *capsys.readouterr()
+    plain = json.loads(out_plain.strip().splitlines()[-1])
+    assert code == code_plain == 0 and live["stop_reason"] == plain["stop_reason"] == "end_turn"
+    assert live["answer"] == plain["answer"] and live["turns"] == plain["turns"]
+    assert (folder / "report.txt").read_text() == report
+    assert live["answer"].strip()[:40] in err  # the last reply's text was shown as it streamed
+
+
 def test_the_script_runs_end_to_end_with_json(folder):
     completed = script(REPORT_TASK, "--workspace", str(folder), "--json")
     assert completed.returncode == 0, completed.stderr

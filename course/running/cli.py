@@ -19,7 +19,7 @@ from pathlib import Path
 
 import anthropic
 
-from course.running.client import make_client
+from course.running.client import WithLiveText, make_client
 from course.runtime.api_errors import explain_api_error
 from course.runtime.commands import python_command
 from course.helpers.limits import add_options as add_limit_options, from_options as limits_from_options
@@ -105,6 +105,8 @@ def _stage_main(stage: str, run, argv, limits, ending: "Ending") -> int:
                         help="offline model only: answer this share of API requests with a transient error (e.g. 0.3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the injected faults (default 0)")
     parser.add_argument("--retries", type=int, help="how often the SDK retries a failed request (default 2; 0: never)")
+    parser.add_argument("--live", action="store_true",
+                        help="show the model's text as it arrives (each reply streamed), before the turn's trace")
     parser.add_argument("--thinking", metavar="adaptive|BUDGET", type=thinking_option,
                         help="turn thinking on: 'adaptive' (the current Claude models), or a budget of tokens "
                              "(at least 1024; older models and local servers)")
@@ -278,7 +280,8 @@ def thinking_option(text: str) -> int | str:
 
 def client_for(args) -> "anthropic.Anthropic | None":
     """The client --faults and --retries ask for, or None to let the stage build its own."""
-    if args.faults is None and args.retries is None and getattr(args, "thinking", None) is None:
+    if args.faults is None and args.retries is None and getattr(args, "thinking", None) is None \
+            and not getattr(args, "live", False):
         return None
     if args.retries is not None and args.retries < 0:
         raise CourseError(f"--retries must be 0 or more, got {args.retries}")
@@ -294,7 +297,8 @@ def client_for(args) -> "anthropic.Anthropic | None":
     options = {"faults": faults} if faults else {}
     if getattr(args, "thinking", None) is not None:  # added to every request (course.running.client.WithThinking)
         options["thinking"] = args.thinking
-    return make_client(model, max_retries=2 if args.retries is None else args.retries, **options)
+    client = make_client(model, max_retries=2 if args.retries is None else args.retries, **options)
+    return WithLiveText(client, sys.stderr) if getattr(args, "live", False) else client
 
 
 def model_of_run(which: str) -> str | None:

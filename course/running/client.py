@@ -192,10 +192,45 @@ class _ThinkingMessages:
         self._messages, self._budget = messages, budget
 
     def create(self, **request):
+        return self._messages.create(**self.thinking(request))
+
+    def stream(self, **request):
+        return self._messages.stream(**self.thinking(request))
+
+    def thinking(self, request: dict) -> dict:
         if self._budget == "adaptive":
-            return self._messages.create(**dict(request, thinking={"type": "adaptive"}))
-        return self._messages.create(**dict(request, max_tokens=request["max_tokens"] + self._budget,
-                                            thinking={"type": "enabled", "budget_tokens": self._budget}))
+            return dict(request, thinking={"type": "adaptive"})
+        return dict(request, max_tokens=request["max_tokens"] + self._budget,
+                    thinking={"type": "enabled", "budget_tokens": self._budget})
+
+    def __getattr__(self, name):
+        return getattr(self._messages, name)
+
+
+class WithLiveText:
+    """A client whose every Messages request is streamed, so that a person watching a live model sees its
+    text as it is written (on ``shown_on``), and whose ``create`` still returns the whole reply, the same
+    message a plain ``create`` returns: the stage records, tests and resumes one whole reply per turn."""
+
+    def __init__(self, client, shown_on):
+        self._client = client
+        self.messages = _LiveMessages(client.messages, shown_on)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+class _LiveMessages:
+    def __init__(self, messages, shown_on):
+        self._messages, self._shown_on = messages, shown_on
+
+    def create(self, **request):
+        with self._messages.stream(**request) as stream:
+            for text in stream.text_stream:
+                print(text, end="", flush=True, file=self._shown_on)
+            reply = stream.get_final_message()
+        print(file=self._shown_on)
+        return reply
 
     def __getattr__(self, name):
         return getattr(self._messages, name)

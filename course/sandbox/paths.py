@@ -822,6 +822,24 @@ BACKUP_COPIES = ("{}~", "{}.bak", "{}.old", "{}.orig", "{}.swp", ".{}.swp", "#{}
 SECRETS += tuple(dict.fromkeys(copy.format(name) for name in SECRETS if not GLOB_CHARACTERS.search(name)
                                and "/" not in name for copy in BACKUP_COPIES  # one a glob already covers is left out
                                if not any(fnmatch.fnmatchcase(copy.format(name), glob) for glob in SECRETS)))
+SECRET_GLOBS = tuple(glob for name in SECRETS for glob in (name, f"*/{name}"))  # each name at the top and at any depth
+
+
+def secret_name(path: str) -> bool:
+    """Whether a path (relative to the workspace; a path alone, not its folders) has a secret's name, without
+    regard to case: every glob of SECRET_GLOBS in one matcher, compiled once."""
+    return _secret_matcher()(path)
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_matcher() -> Callable[[str], bool]:
+    return any_glob(SECRET_GLOBS)
+
+
+def secret_glob(path: str) -> str:
+    """The secret's name a path has (for the reason shown), or ""."""
+    lowered = path.lower()
+    return next((name for name in SECRETS if any(fnmatch.fnmatchcase(lowered, glob.lower()) for glob in (name, f"*/{name}"))), "")
 
 
 # ---------------------------------------------------------------- paths other programs run: written, they are code
