@@ -77,6 +77,7 @@ def test_prints_a_trace_and_the_answer(folder, capsys):
     assert "{" not in out.strip().splitlines()[-1]  # no JSON line without --json
 
 
+@pytest.mark.stage()  # drives the stages' shared command line; pins no stage's code
 @pytest.mark.parametrize("stage_name", ["s01", "s06"])
 def test_live_shows_each_reply_as_it_streams_and_the_run_ends_as_without_it(stage_name, folder, capsys):
     task = ["List the files and write their count and names to report.txt", "--workspace", str(folder), "--json"]
