@@ -52,6 +52,7 @@ CASES = [
     (".notes.txt", False), (".vscode/notes.md", False), ("docs/.hidden/a.csv", False), (".git/description.txt", False),
     ("package.json", False), ("sub/package.json", False), ("requirements.txt", False), ("CMakeLists.txt", False),
     ("AGENTS.md", False), ("docs/CLAUDE.md", False), ("report.txt.py", False), ("report", False),
+    ("x.dist-info/entry_points.txt", False), ("x.DIST-INFO/entry_points.txt", False), ("y.Egg-Info/RECORD.txt", False),
 ]
 
 

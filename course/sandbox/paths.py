@@ -1388,7 +1388,7 @@ def not_plain_data(root: Path, relative: str, other_names: Sequence[str] = ()) -
     elif name.lower() in LOOKED_UP_DATA_NAMES:
         why = f"{name!r} is a name a program looks up: {LOOKED_UP_DATA_NAMES[name.lower()]}"
     elif looked_up_folder:
-        why = f"{looked_up_folder!r} is a folder a program looks up: {LOOKED_UP_DATA_FOLDERS[looked_up_folder.rpartition('.')[2]]}"
+        why = f"{looked_up_folder!r} is a folder a program looks up: {LOOKED_UP_DATA_FOLDERS[looked_up_folder.rpartition('.')[2].lower()]}"
     elif other_names:
         why = f"the call reaches a file under another name ({other_names[0]!r}: a link or a hard link)"
     elif _executable(root / relative):
