@@ -102,3 +102,11 @@ def test_a_write_without_a_person_succeeds_only_for_plain_data(world, path):
         assert plain, path
     elif plain:  # plain data refused only for a reason other than the rule: a secret's name, the harness's files
         assert "plain data" not in found.why, (path, found.why)
+
+
+def test_a_command_path_deeper_than_the_file_tools_take_is_asked_about_not_read(world):
+    deep = "a/" * course.sandbox.paths.MAX_PATH_DEPTH + "x.txt"
+    refused = gate(None).check(world, "run_command", {"command": f"cat {deep}"})
+    assert refused.decision == "deny" and "names deep" in refused.why, refused.why
+    shallow = gate(None).check(world, "run_command", {"command": "cat memo.md"})
+    assert shallow.decision == "allow", shallow.why

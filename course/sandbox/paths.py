@@ -549,6 +549,11 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     is there and is neither a regular file nor a folder (a fifo, a socket, a device: `head -c 40 disk`)."""
     if path == "-":
         return ""
+    if len(path) > MAX_PATH_CHARS or path.count("/") >= MAX_PATH_DEPTH:
+        # As the file tools refuse it: each folder of a path is tried against the rules, so a chain of
+        # thousands of names would cost seconds to decide, and no workspace task needs one.
+        return (f"{path!r} is {path.count('/') + 1} names deep (a command's paths are read without a person "
+                f"up to {MAX_PATH_DEPTH} names and {MAX_PATH_CHARS} characters)")
     resolved = Path(os.path.realpath(workspace / path))
     root = Path(os.path.realpath(workspace))
     if not resolved.is_relative_to(root):
