@@ -68,7 +68,7 @@ class Rule:
         an allow rule, exactly."""
         exact = self.decision == "allow"
         if self.pattern == SECRET:  # hundreds of names compiled into one matcher: a decision costs the same whatever the input
-            return self.fits(tool) and any(map(course.sandbox.paths.secret_name, path_and_folders(path) if folders else [path]))
+            return self.fits(tool) and (course.sandbox.paths.secret_covers if folders else course.sandbox.paths.secret_name)(path)
         return self.fits(tool) and any(
             fnmatch.fnmatchcase(part if exact else part.lower(), self.pattern if exact else self.pattern.lower())
             for part in (path_and_folders(path) if folders else [path]))

@@ -581,15 +581,20 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     return ""
 
 
-def folders_holding_secrets(workspace: Path, words: Sequence[str], hidden: Sequence[Path]) -> list[str]:
+def folders_holding_secrets(workspace: Path, words: Sequence[str], hidden: Sequence[Path],
+                            named: dict[str, list[str]] | None = None) -> list[str]:
     """For a person asked about a command: each of its words that names a folder holding files the rules hide
     (``hidden``), such as `.config` holding `.config/gh/hosts.yml`. Moved, copied or archived, they lie out
-    from under the names the rules know; this run keeps hiding a file it saw, but a later run reads it."""
+    from under the names the rules know; this run keeps hiding a file it saw, but a later run reads it.
+    ``named``: each word's paths, as paths_named_by() read them already (a 4 KB command's words, read twice,
+    cost twice)."""
+    if not hidden:
+        return []
     root = Path(os.path.realpath(workspace))
     secrets = [Path(os.path.realpath(path)) for path in hidden]
     said = []
     for word in dict.fromkeys(words):
-        for path in paths_named_by(workspace, word)[-1:]:  # where it leads, links followed
+        for path in (named[word] if named and word in named else paths_named_by(workspace, word))[-1:]:  # links followed
             folder = Path(os.path.realpath(workspace / path))
             beneath = [secret for secret in secrets if secret.is_relative_to(folder) and secret != folder]
             if folder.is_relative_to(root) and beneath and os.path.isdir(folder):
@@ -832,13 +837,45 @@ SECRET_GLOBS = tuple(glob for name in SECRETS for glob in (name, f"*/{name}"))  
 
 def secret_name(path: str) -> bool:
     """Whether a path (relative to the workspace; a path alone, not its folders) has a secret's name, without
-    regard to case: every glob of SECRET_GLOBS in one matcher, compiled once."""
-    return _secret_matcher()(path)
+    regard to case: its last part is one of SECRETS, or a name of several parts ends there."""
+    return _secret_parts(path.lower().strip("/"), last_only=True)
+
+
+def secret_covers(path: str) -> bool:
+    """Whether a path or a folder it lies in has a secret's name (a rule on .env covers .env/production and
+    config/.env/keys). Each part is compared once, and a name of several parts only where its first part is:
+    the cost grows with the path's length, never with its square (a 2,000-deep path, each folder tried whole
+    against every glob, took over a second)."""
+    return _secret_parts(path.lower().strip("/"), last_only=False)
+
+
+def _secret_parts(lowered: str, *, last_only: bool) -> bool:
+    parts = lowered.split("/")
+    one_part, firsts, anywhere, at_end = _secret_matcher()
+    if one_part(parts[-1]) if last_only else any(map(one_part, set(parts))):
+        return True
+    if firsts.isdisjoint(parts):  # no name of several parts starts anywhere here: the usual answer, at once
+        return False
+    return (at_end if last_only else anywhere).search(lowered) is not None
 
 
 @functools.lru_cache(maxsize=1)
-def _secret_matcher() -> Callable[[str], bool]:
-    return any_glob(SECRET_GLOBS)
+def _secret_matcher() -> tuple[Callable[[str], bool], frozenset[str], re.Pattern, re.Pattern]:
+    """(one part's test, the first parts of the names of several parts, one expression for those anywhere
+    and one for those at the path's end). A piece
+    "*" of a name stands for one folder or more (.git/modules/a/modules/b/config is a nested submodule's);
+    any other glob character stays within one part."""
+    lowered = [name.lower() for name in SECRETS]
+    one = any_glob(tuple(name for name in lowered if "/" not in name))
+    several = [name.split("/") for name in lowered if "/" in name]
+
+    def piece(glob: str) -> str:
+        if glob == "*":
+            return "[^/]+(?:/[^/]+)*"
+        return "".join("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char) for char in glob)
+    names = "(?:^|(?<=/))(?:" + "|".join("/".join(map(piece, pieces)) for pieces in several) + ")"
+    return (functools.lru_cache(maxsize=4096)(one), frozenset(pieces[0] for pieces in several),
+            re.compile(names + "(?=/|$)"), re.compile(names + r"\Z"))
 
 
 def secret_glob(path: str) -> str:

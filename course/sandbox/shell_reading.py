@@ -416,10 +416,11 @@ def read(workspace: Path, command: str, *, covered: Callable[[str], bool], hidde
     if reading.too_complex:  # nothing is judged on a reading cut short: refused, as an overlong command is
         return Command(normalised(command), f"the command is too complex to judge: {reading.too_complex}; "
                                             "split it into shorter commands without nested $( )", reading)
-    paths = [(word, course.sandbox.paths.paths_named_by(workspace, word)) for word in reading.words]
+    named = {word: course.sandbox.paths.paths_named_by(workspace, word) for word in dict.fromkeys(reading.words)}
+    paths = [(word, named[word]) for word in reading.words]
     unsafe = why_not_safe(workspace, reading, covered, hidden)
     if unsafe:  # the person asked is told what a move or a copy of a folder would take out from under its names
-        unsafe = joined([unsafe, *course.sandbox.paths.folders_holding_secrets(workspace, reading.words, hidden)])
+        unsafe = joined([unsafe, *course.sandbox.paths.folders_holding_secrets(workspace, reading.words, hidden, named)])
     return Command(normalised(command), "", reading, paths, unsafe, why_once_only(command, reading))
 
 
