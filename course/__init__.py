@@ -37,7 +37,7 @@ from course.runtime.workspace import SAMPLE, prepare_workspace, shown, snapshot
 _ON_FIRST_USE = {
     "as_dict": "course.running.cli", "explain_api_error": "course.running.cli", "stage_main": "course.running.cli", "summary": "course.running.cli",
     "make_client": "course.running.client", "make_async_client": "course.running.client", "Runaway": "course.runtime.guard", "capped": "course.runtime.guard", "Faults": "course.offline",
-    "argument_errors": "course.runtime.schema", "describe_parameters": "course.runtime.schema", "private_keys_hidden": "course.sandbox.redaction",
+    "argument_errors": "course.runtime.schema", "describe_parameters": "course.runtime.schema", "private_keys_hidden": "course.sandbox.redaction", "secrets_hidden": "course.sandbox.redaction",
     "why_refused": "course.helpers.replies", "unknown_stop_reason": "course.helpers.replies", "kept_pausing": "course.helpers.replies",
 }
 
@@ -45,7 +45,7 @@ __all__ = [
     "CourseError", "DEFAULT_CLAUDE_MODEL", "Faults", "OFFLINE", "Runaway", "SAMPLE", "TracePrinter",
     "argument_errors", "as_dict", "calculator", "calls_in_text", "capped", "repeats_the_prompt",
     "require_whole_numbers", "turns_as_text", "describe_parameters", "escape_terminal_controls", "explain_api_error",
-    "is_offline", "make_async_client", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "sendable", "shorten",
+    "is_offline", "make_async_client", "make_client", "prepare_workspace", "private_keys_hidden", "resolve_model", "secrets_hidden", "sendable", "shorten",
     "shown", "snapshot",
     "stage_main", "summary", "unknown_stop_reason", "why_refused", "kept_pausing",
 ]
@@ -68,5 +68,5 @@ if TYPE_CHECKING:  # what editors and type checkers read
     from course.runtime.guard import Runaway, capped
     from course.offline import Faults
     from course.helpers.replies import kept_pausing, unknown_stop_reason, why_refused
-    from course.sandbox.redaction import private_keys_hidden
+    from course.sandbox.redaction import private_keys_hidden, secrets_hidden
     from course.runtime.schema import argument_errors, describe_parameters

@@ -147,7 +147,7 @@ def run_tool(workspace: Path, name: str, arguments, gate: Gate) -> tuple[str, bo
     except Exception as error:  # unforeseen: still one line for the model, never a stack trace
         return failure("tool_failed", f"{name} failed: {type(error).__name__}: {error}",
                        "check the arguments, or reach the goal another way"), True
-    output = cut_to_fit(course.private_keys_hidden(output), name, arguments)  # no key goes back to the model
+    output = cut_to_fit(course.secrets_hidden(output), name, arguments)  # no key or token goes back to the model
     return json.dumps({"ok": True, "output": output}, ensure_ascii=False), False
 
 

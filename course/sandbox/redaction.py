@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
+from collections import Counter
 
 KEY = re.compile(r"-----BEGIN (?P<armour>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END (?P=armour)-----|\Z)"
                  r"|---- BEGIN (?P<ssh2>[A-Z0-9 ]*PRIVATE KEY) ----.*?(?:---- END (?P=ssh2) ----|\Z)"  # RFC 4716's
@@ -133,3 +135,57 @@ def _bodies_hidden(text: str) -> str:
         elif not shown or shown[-1] != SHOWN_INSTEAD:
             shown.append(SHOWN_INSTEAD)
     return "\n".join(shown)
+
+
+# ---------------------------------------------------------------- tokens, by what they look like
+
+# A secret under a name no rule lists (notes.txt, config.yml) still has the shape its issuer gives it. Each
+# family below is a prefix or a form its issuer documents, so that a match is a token, not prose; what a family
+# misses is said with it. A family cuts the value and keeps what names it, so that the model still sees that a
+# key was configured there.
+TOKEN_FAMILIES = {
+    # AWS's access key ids, long-term (AKIA) and temporary (ASIA): 20 capitals and digits
+    # (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids).
+    # Misses: nothing of that form; the secret key has no prefix, and is found by its assignment below.
+    "an AWS access key id": r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    # GitHub's tokens: ghp_, gho_, ghu_, ghs_, ghr_ and fine-grained github_pat_
+    # (https://github.blog/engineering/platform-security/behind-githubs-new-authentication-token-formats/).
+    # Misses: the 40-hex tokens issued before 2021, which look like any SHA-1.
+    "a GitHub token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    # Slack's tokens: xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe- (https://api.slack.com/concepts/token-types).
+    "a Slack token": r"\bxox[abeprs]-[A-Za-z0-9-]{10,255}",
+    # Anthropic's (sk-ant-...) and OpenAI's (sk-..., sk-proj-...) API keys, as their consoles issue them.
+    # Misses: a key of another provider with no documented prefix (found by its assignment, if it has one).
+    "an API key": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}",
+    # A JSON Web Token: three base64url parts, the first two JSON objects, so "eyJ" (RFC 7519 section 3).
+    "a JSON Web Token": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+}
+TOKEN = re.compile("|".join(f"(?:{form})" for form in TOKEN_FAMILIES.values()))
+TOKEN_INSTEAD = "[a token was here: not shown, the rules keep credentials out of the history]"
+# A value assigned to a name that says it is secret (AWS_SECRET_ACCESS_KEY=..., "api_token": "...",
+# password: ...), in dotenv, shell, YAML, TOML, INI or JSON: the value is cut when it looks random.
+# Misses: a short or word-like password (hunter2; "correct horse"), and a secret under a name that does not
+# say so (DB_URL=postgres://user:pass@host).
+SECRET_ASSIGNMENT = re.compile(
+    r"""(?P<name>["']?[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH)[A-Za-z0-9_]*["']?"""
+    r"""\s*[:=]\s*["']?)(?P<value>[^\s"',;#]{12,512})""", re.I)
+MOST_LIKELY_WORDS = 3.0  # bits per character: English words sit below, a random token of 12 or more above
+
+
+def random_looking(value: str) -> bool:
+    """Whether a value looks like a key rather than a word or a setting: its characters' entropy is at least
+    MOST_LIKELY_WORDS bits each, and it mixes letters with digits or symbols (a path or a URL does not count)."""
+    if "/" in value[:8] or "://" in value or value.lower() in ("true", "false", "null", "none"):
+        return False
+    counts = Counter(value)
+    entropy = -sum(count / len(value) * math.log2(count / len(value)) for count in counts.values())
+    return entropy >= MOST_LIKELY_WORDS and any(char.isdigit() for char in value) and any(char.isalpha() for char in value)
+
+
+def secrets_hidden(text: str) -> str:
+    """``text`` with each private key (private_keys_hidden) and each token cut out: by the token's own form
+    (TOKEN_FAMILIES), or by a name that says it is secret with a random-looking value (SECRET_ASSIGNMENT)."""
+    text = private_keys_hidden(text)
+    text = TOKEN.sub(TOKEN_INSTEAD, text)
+    return SECRET_ASSIGNMENT.sub(lambda found: found["name"] + TOKEN_INSTEAD if random_looking(found["value"])
+                                 else found[0], text)
