@@ -144,7 +144,7 @@ RULES = [
        "chown", "kill", "pkill", "killall", "git push", "shutdown", "reboot")),
     Rule("deny", "*", SECRET),  # read or written, by any tool
     # Writes by rule, not by list: a file tool changes without a person only plain data (text, Markdown,
-    # CSV, JSON, outside hidden folders, never through a link, not executable: course.sandbox.paths.not_plain_data).
+    # CSV, a lowercase name, outside hidden folders, never through a link, not executable: course.sandbox.paths.not_plain_data).
     # Anything else may run later, outside every confinement (.git/hooks, a Procfile, a json.py a script
     # imports, a file named ls): a write, a move or a delete of it goes to a person.
     Rule("ask", "|".join(CHANGES), RUNS_LATER, "what is written there may run later, outside every confinement"),

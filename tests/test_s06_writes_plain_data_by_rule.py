@@ -1,8 +1,8 @@
 """s06: a file tool writes without a person only what one rule calls plain data; anything else asks.
 
-The rule (course.sandbox.paths.not_plain_data): a plain-data suffix (text, Markdown, CSV, JSON...), no hidden
-part in the path, named directly (never through a link), not executable, and not a name a program
-looks up. It holds for names nobody listed: with no person, a write the rule does not call plain data
+The rule (course.sandbox.paths.not_plain_data): a new file of a plain-data suffix (text, Markdown, CSV; not
+JSON, which programs read as their settings), a lowercase name, no hidden part in the path, named directly
+(never through a link), not executable, and not one of the few lowercase names a program looks up. It holds for names nobody listed: with no person, a write the rule does not call plain data
 is denied, with a reason the model can act on, and nothing is written.
 """
 
@@ -25,8 +25,13 @@ def write(workspace, path, person=None):
     return gate(person).check(workspace, "write_file", {"path": path, "content": "x"})
 
 
-# Names no list of dangers held when the rule came: each is run by something, and none is plain data.
-NOBODY_LISTED = ["jest.config.js", "Procfile", ".direnv/bin/python", "bin/activate", "ls", "Brewfile"]
+# Names no list of dangers held when the rule came: each is run or obeyed by something, and none is plain data.
+NOBODY_LISTED = ["jest.config.js", "Procfile", ".direnv/bin/python", "bin/activate", "ls", "Brewfile",
+                 # configs with a plain-looking suffix: CMake runs its presets' commands, Terraform reads *.tf.json
+                 # as code, nodemon and lefthook run what they name, agents obey their instruction files, Jupyter
+                 # starts the argv of a kernel.json
+                 "CMakeUserPresets.json", "infra/main.tf.json", "nodemon.json", "lefthook.json", "GEMINI.md",
+                 "docs/AGENTS.md", "env/share/jupyter/kernels/py/kernel.json", "vercel.json"]
 
 
 @pytest.mark.parametrize("path", NOBODY_LISTED)
@@ -46,8 +51,9 @@ def test_a_person_is_asked_about_it_and_may_allow_it(world, path):
 
 # The rule's cases: (path, whether it is plain data).
 CASES = [
-    ("report.txt", True), ("notes/summary.md", True), ("data/totals.csv", True), ("out.json", True),
-    ("README.MD", True), ("logs/run.log", True), ("table.tsv", True), ("docs/guide.rst", True),
+    ("report.txt", True), ("notes/summary.md", True), ("data/totals.csv", True), ("rows.jsonl", True),
+    ("Notes/readme.md", True), ("logs/run.log", True), ("table.tsv", True), ("docs/guide.rst", True),
+    ("out.json", False), ("README.MD", False), ("Summary.md", False), ("gemini.md", False), ("CLAUDE.md", False),
     ("script.py", False), ("run.sh", False), ("config.yml", False), ("Makefile", False), ("setup.cfg", False),
     (".notes.txt", False), (".vscode/notes.md", False), ("docs/.hidden/a.csv", False), (".git/description.txt", False),
     ("package.json", False), ("sub/package.json", False), ("requirements.txt", False), ("CMakeLists.txt", False),
@@ -81,11 +87,21 @@ def test_an_executable_data_file_is_not_plain(world):
 def test_every_looked_up_name_says_what_runs_and_has_a_plain_suffix():
     for name, why in course.sandbox.paths.LOOKED_UP_DATA_NAMES.items():
         assert name == name.lower() and why and os.path.splitext(name)[1] in course.sandbox.paths.PLAIN_DATA_SUFFIXES, name
+        assert "https://" in why, name  # each entry says where its reading is documented
 
 
 PART = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=12).filter(
     lambda part: part not in (".", ".."))
-SUFFIX = st.sampled_from(["", ".txt", ".md", ".csv", ".json", ".py", ".sh", ".js", ".toml", ".yml", ".cfg", ".rst", ".log"])
+SUFFIX = st.sampled_from(["", ".txt", ".md", ".csv", ".json", ".py", ".sh", ".js", ".toml", ".yml", ".cfg", ".rst", ".log",
+                          ".MD", ".Txt", ".jsonl", ".tf.json", ".pth"])
+# The rule restated here, apart from the code: what may be written with no person at all.
+KNOWN_INERT = (".txt", ".text", ".md", ".markdown", ".rst", ".csv", ".tsv", ".jsonl", ".ndjson", ".log")
+
+
+def inside_the_rule(path: str) -> bool:
+    parts = path.split("/")
+    return (parts[-1].endswith(KNOWN_INERT) and parts[-1] == parts[-1].lower()
+            and not any(part.startswith(".") for part in parts) and not parts[-1].endswith(".json"))
 PATHS = st.builds(lambda parts, last, suffix: "/".join([*parts, last + suffix]),
                   st.lists(PART, max_size=3), PART, SUFFIX)
 
@@ -99,9 +115,12 @@ def test_a_write_without_a_person_succeeds_only_for_plain_data(world, path):
     plain = course.sandbox.paths.not_plain_data(world, path) == ""
     found = write(world, path)
     if found.decision == "allow":
-        assert plain, path
+        assert plain and inside_the_rule(path), path
     elif plain:  # plain data refused only for a reason other than the rule: a secret's name, the harness's files
         assert "plain data" not in found.why, (path, found.why)
+    else:  # refused with no person, with a reason the model can act on: what is written without one
+        assert found.decision == "deny" and found.instead, (path, found.why)
+        assert "plain data" in found.why or found.decided_by == "rule", (path, found.why)  # a secret's name: denied first
 
 
 def test_a_command_path_deeper_than_the_file_tools_take_is_asked_about_not_read(world):

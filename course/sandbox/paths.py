@@ -1363,43 +1363,43 @@ def _run_later_parts() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 # ---------------------------------------------------------------- plain data: the one rule for what is written unasked
 
+# --8<-- [start:plain-data]
 # A file tool writes without a person only what this rule calls plain data; anything else asks. A list
-# of what runs later never ends (a name nobody listed, `jest.config.js`, `Procfile`, a file named `ls`,
-# is still run by something); a rule of what is known to be inert does. Plain data is a file:
-#   - whose last suffix is one of PLAIN_DATA_SUFFIXES (text, Markdown, CSV, JSON and their kin);
-#   - with no part of its path hidden (no leading dot: .git/, .vscode/, .direnv/, .env.json);
+# of what runs later never ends (a name nobody listed, `jest.config.js`, `Procfile`, `nodemon.json`, a file
+# named `ls`, is still run or obeyed by something); a rule of what is known to be inert does. Plain data is a
+# NEW file (overwriting an existing one is destructive: it asks whatever its name):
+#   - whose last suffix is one of PLAIN_DATA_SUFFIXES: prose and tables, formats no program takes for its
+#     settings by their suffix. JSON is not one of them: most programs that look a file up by name read JSON
+#     (package.json, tsconfig.json, nodemon.json, lefthook.json, CMakeUserPresets.json, *.tf.json, a
+#     kernel.json), so a suffix says nothing about whether a program reads it as instructions;
+#   - whose name has no capital letter: names looked up by convention are capitalised (README, CMakeLists.txt,
+#     AGENTS.md, CLAUDE.md, GEMINI.md, Procfile, Brewfile), and a model told so can write report.md instead;
+#   - with no part of its path hidden (no leading dot: .git/, .vscode/, .direnv/, .env.txt);
 #   - named directly, never through a link or under another name (a hard link's other names too);
 #   - not executable, when it exists already;
-#   - whose name is not one of LOOKED_UP_DATA_NAMES, nor in a folder of LOOKED_UP_DATA_FOLDERS: names
-#     programs look up and act on by themselves.
+#   - whose name is not one of LOOKED_UP_DATA_NAMES, nor in a folder of LOOKED_UP_DATA_FOLDERS: what the
+#     rule above misses, each with what reads it.
 # What the rule misses, and why that is accepted: a program the user runs may be told to read any data
 # file (`pip install -r deps.txt`, `xargs sh < list.txt`): that command is the user's, and a command of
-# the agent's asks a person; a data file read by a program on a path not listed below (a tool's config
-# under a plain name) is written unasked; a text an agent later reads as instructions (a README) is
-# data to this rule. Every other suffix (.py, .sh, .js, .yml, .toml, none at all) asks, whatever its name.
-PLAIN_DATA_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".csv", ".tsv", ".json", ".jsonl",
+# the agent's asks a person; a text an agent later reads as instructions under a lowercase name nobody
+# looks up (notes.md) is data to this rule until a person or a program is told to read it.
+PLAIN_DATA_SUFFIXES = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".csv", ".tsv", ".jsonl",
                                  ".ndjson", ".log"})
 
-# Names with a plain suffix that programs look up on their own and act on: each is asked about. Each
-# entry: what runs, and its source. Compared without case, as the last part of the path, at any depth.
+# Lowercase names with a plain suffix that programs look up on their own and act on: each is asked about.
+# Compared without case, as the last part of the path, at any depth (a case-insensitive disk finds CLAUDE.md
+# as claude.md). Each entry: what the rule misses, what runs, and its source.
 LOOKED_UP_DATA_NAMES = {
-    "package.json": "npm runs its lifecycle scripts (preinstall, install, prepare) at `npm install` "
-                    "(https://docs.npmjs.com/cli/using-npm/scripts)",
-    "composer.json": "Composer runs its scripts on its install and update events (https://getcomposer.org/doc/articles/scripts.md)",
-    "tsconfig.json": "the TypeScript server loads the language service plugins it names "
-                     "(https://www.typescriptlang.org/tsconfig#plugins)",
-    "jsconfig.json": "the TypeScript server reads it as tsconfig.json, plugins included (https://code.visualstudio.com/docs/languages/jsconfig)",
-    "deno.json": "deno runs the tasks it names and takes its import map (https://docs.deno.com/runtime/fundamentals/configuration/)",
-    "requirements.txt": "pip installs what it names, from any index or URL it names, running their builds "
+    "requirements.txt": "pip installs what it names, from any index or URL it names, running their builds, and "
+                        "hosting platforms' builders install it on their own "
                         "(https://pip.pypa.io/en/stable/reference/requirements-file-format/)",
     "constraints.txt": "pip takes it as requirements' pins, an index URL included (https://pip.pypa.io/en/stable/user_guide/#constraints-files)",
     "cmakelists.txt": "CMake runs it as a script at every configure (https://cmake.org/cmake/help/latest/manual/cmake-language.7.html)",
-    "opencode.json": "opencode starts the servers and runs the commands it names (https://opencode.ai/docs/config/)",
-    "kilo.json": "Kilo Code starts the servers its config names",
-    "crush.json": "Crush starts the language servers and MCP servers it names",
     "agents.md": "coding agents read it as their instructions at the start of every session (https://agents.md/)",
     "claude.md": "Claude Code reads it as its instructions at the start of every session "
                  "(https://docs.anthropic.com/en/docs/claude-code/memory)",
+    "gemini.md": "Gemini CLI reads it as its instructions at the start of every session "
+                 "(https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/gemini-md.md)",
 }
 
 # Folders, by their suffix, whose plain-looking files a program reads to decide what code to run.
@@ -1409,6 +1409,9 @@ LOOKED_UP_DATA_FOLDERS = {
     "egg-info": "a package's metadata in the old form: its entry_points.txt names the plugins Python loads "
                 "(https://setuptools.pypa.io/en/latest/deprecated/python_eggs.html)",
 }
+# --8<-- [end:plain-data]
+PLAIN_DATA = (f"only plain data ({', '.join(sorted(PLAIN_DATA_SUFFIXES))}; a new file with a lowercase name, outside "
+              "hidden folders, not executable, never through a link) is written without a person")
 
 
 def not_plain_data(root: Path, relative: str, other_names: Sequence[str] = ()) -> str:
@@ -1427,6 +1430,9 @@ def not_plain_data(root: Path, relative: str, other_names: Sequence[str] = ()) -
         why = f"{hidden!r} is hidden: hidden files and folders are where programs keep what they run"
     elif suffix not in PLAIN_DATA_SUFFIXES:
         why = f"{name!r} is not plain data ({'no suffix' if not suffix else repr(suffix)})"
+    elif name != name.lower():
+        why = (f"{name!r} has capital letters, as the names programs and agents look up do (CMakeLists.txt, "
+               f"AGENTS.md): name it {name.lower()!r} or another lowercase name")
     elif name.lower() in LOOKED_UP_DATA_NAMES:
         why = f"{name!r} is a name a program looks up: {LOOKED_UP_DATA_NAMES[name.lower()]}"
     elif looked_up_folder:
@@ -1437,8 +1443,7 @@ def not_plain_data(root: Path, relative: str, other_names: Sequence[str] = ()) -
         why = f"{relative!r} is executable"
     else:
         return ""
-    return (why + f"; only plain data ({', '.join(sorted(PLAIN_DATA_SUFFIXES))}, outside hidden folders, "
-            "not executable, never through a link) is written without a person")
+    return f"{why}; {PLAIN_DATA}"
 
 
 def _executable(path: Path) -> bool:

@@ -139,6 +139,7 @@ def _bodies_hidden(text: str) -> str:
 
 # ---------------------------------------------------------------- tokens, by what they look like
 
+# --8<-- [start:token-families]
 # A secret under a name no rule lists (notes.txt, config.yml) still has the shape its issuer gives it. Each
 # family below is a prefix or a form its issuer documents, so that a match is a token, not prose; what a family
 # misses is said with it. A family cuts the value and keeps what names it, so that the model still sees that a
@@ -170,6 +171,7 @@ SECRET_ASSIGNMENT = re.compile(
     r"""(?P<name>["']?[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH)[A-Za-z0-9_]*["']?"""
     r"""\s*[:=]\s*["']?)(?P<value>[^\s"',;#]{12,512})""", re.I)
 MOST_LIKELY_WORDS = 3.0  # bits per character: English words sit below, a random token of 12 or more above
+# --8<-- [end:token-families]
 
 
 def random_looking(value: str) -> bool:
