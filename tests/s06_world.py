@@ -37,6 +37,17 @@ UNAVAILABLE = course.sandbox.confinement.Confinement(available=False, reason="no
 @pytest.fixture
 def world(tmp_path) -> Path:
     """The workspace, with what an attacker would have prepared in and around it."""
+    return built_world(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def world_to_decide_on(tmp_path_factory) -> Path:
+    """One world for a module's decision tables: deciding reads the workspace and changes nothing in it,
+    so a table of hundreds of rows needs no world of its own per row."""
+    return built_world(tmp_path_factory.mktemp("decisions"))
+
+
+def built_world(tmp_path: Path) -> Path:
     around = tmp_path / "around"
     workspace = around / "workspace"
     shutil.copytree(course.SAMPLE, workspace)

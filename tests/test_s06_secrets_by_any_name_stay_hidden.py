@@ -20,7 +20,7 @@ from hypothesis import given, strategies as st
 
 import course.sandbox.paths
 
-from s06_world import ENV_SECRET, Person, gate, no_secret, play, s06, world  # noqa: F401
+from s06_world import ENV_SECRET, Person, gate, no_secret, play, s06, world, world_to_decide_on  # noqa: F401
 
 pytestmark = pytest.mark.stage("s06")
 
@@ -55,8 +55,7 @@ MORE_SECRET_FILES = [".git/config", "vendor/lib/.git/modules/dep/config", ".terr
                      ".odbc.ini", ".mbsyncrc", ".cassandra/cqlshrc"]
 
 
-@pytest.fixture
-def secrets(world):
+def with_secrets(world):
     for name in SECRET_FILES + MORE_SECRET_FILES:
         (world / name).parent.mkdir(parents=True, exist_ok=True)
         (world / name).write_text(f"{ENV_SECRET} in {name}\n")
@@ -68,11 +67,30 @@ def secrets(world):
     return world
 
 
+@pytest.fixture
+def secrets(world):
+    return with_secrets(world)
+
+
+@pytest.fixture(scope="module")
+def secrets_to_decide_on(world_to_decide_on):
+    return with_secrets(world_to_decide_on)
+
+
 @pytest.mark.parametrize("name", SECRET_FILES[1:] + MORE_SECRET_FILES + [".env.local/key"])
-def test_read_file_is_denied_every_secret_name(secrets, name):
-    results, requests = play(secrets, [("read_file", {"path": name})])
-    assert results[0]["is_error"] and '"denied"' in results[0]["content"]
-    assert "hard link" not in results[0]["content"]  # a secret by its own name is no hard link
+def test_every_secret_name_is_denied_to_the_file_tools_by_the_secrets_rule(secrets_to_decide_on, name):
+    """The decision, name by name: denied by the deny rule of the secrets (never as a hard link: it is none)."""
+    for tool, arguments in [("read_file", {"path": name}), ("write_file", {"path": name, "content": "x"})]:
+        found = gate().check(secrets_to_decide_on, tool, arguments)
+        assert found.decision == "deny" and found.decided_by == "rule", (name, found.why)
+        assert "<a secret>" in found.why and "hard link" not in found.why, (name, found.why)
+
+
+def test_a_denied_read_goes_back_to_the_model_without_the_secret(secrets):
+    """The loop's behaviour, once: each denial is a tool error the model reads, and no request holds the secret."""
+    names = [".env.production", ".aws/credentials", ".env.local/key"]  # the loop stops after three refusals in a row
+    results, requests = play(secrets, [("read_file", {"path": name}) for name in names])
+    assert all(result["is_error"] and '"denied"' in result["content"] for result in results), results
     no_secret(requests)
 
 
@@ -87,11 +105,10 @@ def test_search_finds_no_secret_and_commands_cannot_read_them(secrets):
 
 
 @pytest.mark.parametrize("name", MORE_SECRET_FILES)
-def test_a_plain_cat_or_grep_of_them_is_denied_without_a_person(secrets, name):
-    results, requests = play(secrets, [("run_command", {"command": f"cat {name}"}),
-                                       ("run_command", {"command": f"grep -c SECRET {name}"})])
-    assert all(result["is_error"] and '"denied"' in result["content"] for result in results), results
-    no_secret(requests)
+def test_a_plain_cat_or_grep_of_them_is_denied_without_a_person(secrets_to_decide_on, name):
+    for command in (f"cat {name}", f"grep -c SECRET {name}"):
+        found = gate().check(secrets_to_decide_on, "run_command", {"command": command})
+        assert found.decision == "deny" and found.decided_by == "rule", (command, found.why)
 
 
 def test_a_confined_command_a_person_approved_still_cannot_read_them(secrets):
@@ -280,9 +297,9 @@ def test_every_copy_an_editor_or_a_tool_leaves_of_a_secret_is_denied():
 
 
 @pytest.mark.parametrize("path", COMMON_SECRETS + [".npmrc.bak", "config/#.pgpass#", ".netrc.orig", "..git-credentials.swp"])
-def test_the_common_names_of_secrets_are_denied_to_every_tool(world, path):
+def test_the_common_names_of_secrets_are_denied_to_every_tool(world_to_decide_on, path):
     for tool, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"})]:
-        found = gate().check(world, tool, arguments)
+        found = gate().check(world_to_decide_on, tool, arguments)
         assert found.decision == "deny" and "the rule 'deny * " in found.why, (path, found.why)
 
 
@@ -508,9 +525,9 @@ OTHER_TOOLS_SECRETS = ["deploy/prod.env", "compose/app.env", "_netrc", "home/_ne
 
 
 @pytest.mark.parametrize("path", OTHER_TOOLS_SECRETS)
-def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world, path):
+def test_the_secrets_other_tools_keep_are_denied_to_every_tool(world_to_decide_on, path):
     for tool, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"})]:
-        found = gate().check(world, tool, arguments)
+        found = gate().check(world_to_decide_on, tool, arguments)
         assert found.decision == "deny" and "the rule 'deny * " in found.why, (path, found.why)
 
 
