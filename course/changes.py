@@ -148,9 +148,10 @@ CHANGES: dict[str, dict[str, dict[str, str]]] = {
             "STAGE": "the stage's name",
             "TOOLS": "tools that can do harm: delete_file, move_file, run_command",
             "TOOL_FUNCTIONS": "the new tools",
-            "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too; no private key in "
-                        "an output goes back to the model",
-            "call_tool": "the gate decides before a tool runs; a denial goes back to the model with why and what to do instead",
+            "run_tool": "passes the gate on; a path the resolver refuses is an actionable error too; no private key or "
+                        "token in an output goes back to the model",
+            "call_tool": "the gate decides before a tool runs; a denial goes back to the model with why and what to do instead; "
+                         "what a command changes beyond plain data is shown to the person who approved it, or undone",
             "tool_result": "passes the gate on",
             "text_calls_message": "calls written as text go through the same gate",
             "take_turn": "passes the gate on to every call",

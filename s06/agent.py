@@ -28,6 +28,7 @@ import anthropic
 import course
 import course.sandbox.confinement
 import course.sandbox.paths
+import course.sandbox.review
 import course.sandbox.shell_reading
 
 if __package__:  # imported: s06.agent, or a student's copy of the stage
@@ -164,7 +165,11 @@ def call_tool(workspace: Path, name: str, arguments, gate: Gate):
     verdict = gate.check(workspace, name, arguments)  # deny, ask, allow, the default; a person; the audit
     if verdict.decision != "allow":  # the model is told why, and what to do instead
         raise ToolError("denied", f"{name} was not run: {verdict.why}", verdict.instead)
-    if name in ("run_command", "search_files"):  # the files a deny rule covers stay out of their reach
+    if name == "run_command":  # what it changes beyond plain data goes to the person who approved it, or is undone
+        person = gate.approver if verdict.decided_by == "person" else None
+        return course.sandbox.review.run_reviewed(workspace, arguments["command"], person, lambda: TOOL_FUNCTIONS[name](
+            workspace, **arguments, hidden=gate.hidden(workspace)))
+    if name == "search_files":  # the files a deny rule covers stay out of its reach (and a command's, above)
         return TOOL_FUNCTIONS[name](workspace, **arguments, hidden=gate.hidden(workspace))
     return TOOL_FUNCTIONS[name](workspace, **arguments)
 # --8<-- [end:call-tool]

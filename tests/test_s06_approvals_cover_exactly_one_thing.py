@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+import course.sandbox.review
 import course.sandbox.shell_reading
 from helpers import DONE, results_in, scripted_client
 from s06_world import (ENV_SECRET, OUTSIDE_SECRET, Person, gate, no_secret, outside_state, permissions, play, s06,
@@ -23,13 +24,14 @@ pytestmark = pytest.mark.stage("s06")  # decided by decide() (exercise 1), put t
 
 class FirstYes:
     """A person who says ``first`` ("allow always") to the first question and no to every later one;
-    with ``files_once``, "allow once" to every question about a file tool (an overwrite, say)."""
+    with ``files_once``, "allow once" to every question about a file tool (an overwrite, say), and keeps
+    what an approved command changed (course.sandbox.review)."""
 
     def __init__(self, first="allow always", files_once=False):
         self.first, self.files_once, self.asked = first, files_once, []
 
     def __call__(self, tool, arguments, why, covers):
-        if self.files_once and tool != "run_command":
+        if self.files_once and (tool != "run_command" or covers == course.sandbox.review.KEEP_OR_UNDO):
             return "allow once", ""
         self.asked.append((tool, arguments, covers))
         return (self.first, "") if len(self.asked) == 1 else ("deny", "not that")
