@@ -19,6 +19,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 import course  # noqa: E402
 import course.sandbox.confinement  # noqa: E402
+import course.sandbox.on_disk  # noqa: E402
 import course.sandbox.paths  # noqa: E402
 from bench_s06_checks import sample_with_a_repository  # noqa: E402
 from helpers import load_stage  # noqa: E402
@@ -31,8 +32,9 @@ OFF = {"runs_later_by_content": lambda *arguments: "", "git_directory": lambda *
 
 
 def switched(on: bool) -> None:
-    for name in CHECKS:
-        setattr(course.sandbox.paths, name, REAL[name] if on else OFF[name])
+    for name in CHECKS:  # where the gate calls them, and where they call each other
+        for module in (course.sandbox.paths, course.sandbox.on_disk):
+            setattr(module, name, REAL[name] if on else OFF[name])
 
 
 def added_us(action, repeats: int = 200) -> tuple[float, float]:

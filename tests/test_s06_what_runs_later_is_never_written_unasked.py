@@ -17,6 +17,7 @@ import pytest
 
 import course
 import course.sandbox.confinement
+import course.sandbox.on_disk
 import course.sandbox.paths
 from s06_world import Person, gate, play, world  # noqa: F401
 
@@ -387,7 +388,8 @@ def harness_inside(world, monkeypatch):
     venv.mkdir(parents=True)
     (venv / "package.py").write_text("VALUE = 1\n")
     real = course.sandbox.paths.harness_environment
-    monkeypatch.setattr(course.sandbox.paths, "harness_environment", lambda: [*real(), (world / "venv").resolve()])
+    for module in (course.sandbox.on_disk, course.sandbox.paths):  # where the rules and the confinement ask for it
+        monkeypatch.setattr(module, "harness_environment", lambda: [*real(), (world / "venv").resolve()])
     return world
 
 
@@ -688,7 +690,7 @@ def system_python(tmp_path, monkeypatch):
     (folder / "planted_system_pkg").mkdir(parents=True)
     (folder / "planted_system_pkg" / "__init__.py").write_text("")
     (folder / "planted_system_single.py").write_text("")
-    monkeypatch.setattr(course.sandbox.paths, "SYSTEM_SITE_PACKAGES", (str(tmp_path / "usr" / "lib" / "python3*" / "dist-packages"),))
+    monkeypatch.setattr(course.sandbox.on_disk, "SYSTEM_SITE_PACKAGES", (str(tmp_path / "usr" / "lib" / "python3*" / "dist-packages"),))
     course.sandbox.paths.python_module_names.cache_clear()
     yield folder
     monkeypatch.undo()
@@ -831,7 +833,7 @@ def test_a_module_an_import_of_the_harness_missed_at_run_time_is_asked_about(wor
     assert written_or_asked_by_the_rule_alone(verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"}))
     with pytest.raises(ImportError):
         importlib.import_module(name)
-    assert sys.meta_path[-1] is course.sandbox.paths.MISSED_IMPORTS or course.sandbox.paths.MISSED_IMPORTS in sys.meta_path
+    assert sys.meta_path[-1] is course.sandbox.on_disk.MISSED_IMPORTS or course.sandbox.on_disk.MISSED_IMPORTS in sys.meta_path
     found = verdict(world, "write_file", {"path": f"tools/{name}.py", "content": "x = 1\n"})
     assert found.decision == "deny" and f"imports as {name!r}" in found.why, found.why
     # what it never tried stays the user's own

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable
 
 from course.runtime.trees import entries_under
-from course.sandbox.paths import not_plain_data, protected_entries
+from course.sandbox.paths import protected_entries
+from course.sandbox.plain_data import not_plain_data
 
 MOST_ENTRIES = 20_000       # entries noted per walk: a workspace with more is checked as far as this goes
 MOST_BYTES = 64 << 20       # bytes of files that are not plain data kept to undo a change to them
