@@ -259,7 +259,8 @@ class Gate:
         hidden = self.hidden(workspace)
         if name == "run_command":
             def denied(path: str) -> bool:  # a path operand a deny rule covers is not safe without a person
-                return any(rule.decision == "deny" and rule.covers(name, path) for rule in self.rules)
+                return any(rule.decision == "deny" and rule.tool != "run_command" and rule.covers(name, path)
+                           for rule in self.rules)  # a command rule names a program, never a path
 
             command = course.sandbox.shell_reading.read(workspace, arguments["command"], covered=denied, hidden=hidden)
             reason = self.confinement.reason if self.confinement is not None else "it was not probed"

@@ -530,6 +530,8 @@ def operand_problem(workspace: Path, path: str, covered: Callable[[str], bool], 
     if in_a_harness_folder(relative):  # read_file refuses them too (harness_problem)
         return (f"{path!r} is one of the harness's own files (its transcripts and logs, in any {HARNESS_FOLDER}/ "
                 "folder): they are hidden from every tool")
+    if not os.path.lexists(resolved):
+        return ""  # nothing there (yet): the program says so; what is not there holds nothing to read
     store = git_store_problem(workspace, [relative])
     if store:
         return store
