@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import course.sandbox.confinement as confine
+from course.sandbox.kernel import seccomp
 
 SECRET = "sk-ant-not-a-real-key-0123"
 BESIDE = "the folder beside the workspace"
@@ -196,23 +197,23 @@ def outcome(program: list, nr: int, family: int = 0, arch: int = 0xC000003E, arg
     index, loaded = 0, 0
     while True:
         code, jump_true, jump_false, value = program[index]
-        if code == confine.RETURN:
+        if code == seccomp.RETURN:
             return value
-        if code == confine.LOAD_WORD:
+        if code == seccomp.LOAD_WORD:
             loaded, index = data.get(value, 0), index + 1
             continue
-        if code == confine.AND:
+        if code == seccomp.AND:
             loaded, index = loaded & value, index + 1
             continue
-        taken = loaded == value if code == confine.JUMP_EQUAL else loaded >= value
+        taken = loaded == value if code == seccomp.JUMP_EQUAL else loaded >= value
         index += 1 + (jump_true if taken else jump_false)
 
 
 def test_the_seccomp_program_refuses_every_family_but_ip_the_rings_the_keyring_and_other_architectures():
     """The filter read as data and run: a wrong jump offset would allow everything, or refuse read()."""
-    program = confine.seccomp_program(*confine.SECCOMP_ARCHES["x86_64"], unsupported=confine.PREALLOCATE_CALLS["x86_64"])
-    refused, allowed = confine.RET_EACCES, confine.RET_ALLOW
-    assert outcome(program, 285) == confine.RET_EOPNOTSUPP  # fallocate
+    program = seccomp.seccomp_program(*seccomp.SECCOMP_ARCHES["x86_64"], unsupported=seccomp.PREALLOCATE_CALLS["x86_64"])
+    refused, allowed = seccomp.RET_EACCES, seccomp.RET_ALLOW
+    assert outcome(program, 285) == seccomp.RET_EOPNOTSUPP  # fallocate
     for family in range(0, 64):  # every family the kernel knows (AF_MAX is 46 on 6.x), and some it does not
         expected = allowed if family in (socket.AF_INET, socket.AF_INET6) else refused
         assert outcome(program, 41, family) == expected, family
@@ -246,11 +247,11 @@ def test_io_uring_and_vsock_are_refused_inside(confined, box):
 def test_prlimit_is_allowed_on_the_command_itself_only():
     """The filter read as data: prlimit64 with pid 0 (setrlimit and getrlimit) passes; any other pid, in
     either word of the argument, is refused."""
-    program = confine.seccomp_program(*confine.SECCOMP_ARCHES["x86_64"], own_process_only=confine.OWN_PROCESS_ONLY["x86_64"])
-    assert outcome(program, 302, args=(0, 7, 0, 0)) == confine.RET_ALLOW
+    program = seccomp.seccomp_program(*seccomp.SECCOMP_ARCHES["x86_64"], own_process_only=seccomp.OWN_PROCESS_ONLY["x86_64"])
+    assert outcome(program, 302, args=(0, 7, 0, 0)) == seccomp.RET_ALLOW
     for pid in (1, 4242, 1 << 32, (1 << 32) | 1):
-        assert outcome(program, 302, args=(pid, 7, 0, 0)) == confine.RET_EACCES, pid
-    assert outcome(program, 160, args=(4242,)) == confine.RET_ALLOW  # setrlimit: the caller's own, always
+        assert outcome(program, 302, args=(pid, 7, 0, 0)) == seccomp.RET_EACCES, pid
+    assert outcome(program, 160, args=(4242,)) == seccomp.RET_ALLOW  # setrlimit: the caller's own, always
 
 
 def test_a_command_cannot_change_the_limits_of_a_process_outside(confined, box):

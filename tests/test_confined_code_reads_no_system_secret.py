@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import course.sandbox.confinement as confine
+from course.sandbox.kernel import landlock
 from course.grading import grade as grading, jail as grading_jail
 from test_grading import make_copy, needs_confinement
 
@@ -32,7 +33,7 @@ MARKER = "environ-secret-5e1f"
 def system_secrets() -> dict[str, str]:
     """path -> a line of it, for each file the system keeps from other users that this process can read."""
     found = {}
-    for path in sorted(confine.kept_from_others()):
+    for path in sorted(landlock.kept_from_others()):
         if os.path.isfile(path) and not os.path.islink(path):
             try:
                 lines = [line for line in Path(path).read_text(errors="replace").splitlines() if len(line.strip()) >= 8]

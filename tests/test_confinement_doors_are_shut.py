@@ -24,6 +24,7 @@ import pytest
 
 import course
 import course.sandbox.confinement as confine
+from course.sandbox.kernel import processes
 import course.sandbox.paths
 import course.runtime.workspace
 from helpers import cgroups_a_command_gets
@@ -369,7 +370,7 @@ def test_a_process_the_supervisor_misses_is_ended_through_the_commands_cgroup(co
     if not cgroups_a_command_gets():
         pytest.skip("no cgroup of its own can be made here for a command")
     marker = f"{len(str(tmp_path))}{os.getpid()}"
-    monkeypatch.setattr(confine, "_end_descendants", lambda spare_from_count: 0)
+    monkeypatch.setattr(processes, "end_descendants", lambda spare_from_count=(): 0)
     finished = confine.run_confined(f"(setsid sleep 30{marker[-3:]}.{marker[:3]} &) ; echo started", tmp_path, timeout_s=5)
     assert finished.output.strip() == "started", finished.output
     left = []

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from course.sandbox import confinement
+from course.sandbox.kernel import seccomp
 from course.grading import grade as grading, jail as grading_jail
 from helpers import cgroups_a_command_gets
 from test_grading import ROOT, SEED, make_copy, needs_confinement
@@ -131,15 +131,15 @@ def test_a_copy_cannot_read_or_write_a_segment_of_the_machine(tmp_path, namespac
 def test_the_filter_without_namespaces_refuses_every_sysv_and_posix_queue_call():
     """Read as data: where no namespace can be made, each System V IPC call and POSIX queue call is refused."""
     machine = os.uname().machine
-    if machine not in confinement.SECCOMP_ARCHES:
+    if machine not in seccomp.SECCOMP_ARCHES:
         pytest.skip(f"no filter on {machine}")
-    calls = grading_jail.IPC_CALLS[machine]
+    calls = seccomp.IPC_CALLS[machine]
     assert len(calls) == 18 and len(set(calls)) == 18  # 4 queue, 4 memory, 4 semaphore, 6 POSIX queue calls
-    program = grading_jail.filter_program(machine, namespaces=False)
-    refusals = {value for code, _, _, value in program if code == confinement.JUMP_EQUAL}
+    program = seccomp.filter_program(machine, namespaces=False)
+    refusals = {value for code, _, _, value in program if code == seccomp.JUMP_EQUAL}
     assert set(calls) <= refusals
-    assert not set(calls) & {value for code, _, _, value in grading_jail.filter_program(machine, namespaces=True)
-                             if code == confinement.JUMP_EQUAL}
+    assert not set(calls) & {value for code, _, _, value in seccomp.filter_program(machine, namespaces=True)
+                             if code == seccomp.JUMP_EQUAL}
 
 
 @needs_confinement

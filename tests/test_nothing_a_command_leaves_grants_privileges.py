@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import course.sandbox.confinement as confine
+from course.sandbox.kernel import seccomp
 from helpers import load_stage
 from test_confine import outcome
 
@@ -62,8 +63,8 @@ MAKE = {"x86_64": {"open": (2, 2, 1), "creat": (85, 1, None), "openat": (257, 3,
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 def test_the_filter_refuses_a_new_file_whose_mode_is_set_id_and_openat2(machine):
-    arch, socket_number, refused, mode_calls = confine.SECCOMP_ARCHES[machine]
-    program = confine.seccomp_program(arch, socket_number, refused, mode_calls, confine.PREALLOCATE_CALLS[machine])
+    arch, socket_number, refused, mode_calls = seccomp.SECCOMP_ARCHES[machine]
+    program = seccomp.seccomp_program(arch, socket_number, refused, mode_calls, seccomp.PREALLOCATE_CALLS[machine])
     for name, (number, mode_at, flags_at) in MAKE[machine].items():
         def call(file_mode, flags=os.O_CREAT | os.O_WRONLY):
             args = [3, 3, 3, 3]
@@ -73,15 +74,15 @@ def test_the_filter_refuses_a_new_file_whose_mode_is_set_id_and_openat2(machine)
             return outcome(program, number, arch=arch, args=tuple(args))
 
         for file_mode in (0o4755, 0o2755, 0o6777, stat.S_IFREG | 0o4700):
-            assert call(file_mode) == confine.RET_EACCES, (name, oct(file_mode))
+            assert call(file_mode) == seccomp.RET_EACCES, (name, oct(file_mode))
         for file_mode in (0o755, 0o644, 0o1777, 0o000, stat.S_IFIFO | 0o644):
-            assert call(file_mode) == confine.RET_ALLOW, (name, oct(file_mode))
+            assert call(file_mode) == seccomp.RET_ALLOW, (name, oct(file_mode))
         if flags_at is not None:  # the kernel reads the mode only when a file is made: anything may be there
-            assert call(0o4755, flags=os.O_RDONLY) == confine.RET_ALLOW, name
-            assert call(0o4755, flags=0o20000000 | os.O_RDWR) == confine.RET_EACCES, name  # O_TMPFILE
-    assert outcome(program, 437, arch=arch, args=(3, 3, 3, 3)) == confine.RET_ENOSYS  # openat2: mode in a struct
+            assert call(0o4755, flags=os.O_RDONLY) == seccomp.RET_ALLOW, name
+            assert call(0o4755, flags=0o20000000 | os.O_RDWR) == seccomp.RET_EACCES, name  # O_TMPFILE
+    assert outcome(program, 437, arch=arch, args=(3, 3, 3, 3)) == seccomp.RET_ENOSYS  # openat2: mode in a struct
     assert outcome(program, 63 if machine == "aarch64" else 0, arch=arch, args=(3, 0o4755, 0o4755, 0o4755)
-                   ) == confine.RET_ALLOW  # read()
+                   ) == seccomp.RET_ALLOW  # read()
 
 
 # ---------------------------------------------------------------- 1. a set-user-id program planted

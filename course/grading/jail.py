@@ -15,16 +15,16 @@ child costs milliseconds) that does, before any student code is imported:
   a time instead;
 - no capability (capset: an empty bounding set binds only what exec starts, and the child runs the
   copy without exec);
-- Landlock (course.sandbox.confinement's machinery, rebuilt here for a Python process rather than a shell):
+- Landlock (course.sandbox.kernel.landlock, the layer s06's command is confined with too):
   the system folders (but what the system keeps from other users, /etc/shadow and the like:
-  course.sandbox.confinement.system_grants), the Python that runs the course and the support package can
+  course.sandbox.kernel.landlock.system_grants), the Python that runs the course and the support package can
   be read; the assembled copy can be read; only the child's scratch folder can be written. Nothing else can be
   touched: not the stages or tests of the grading checkout, not the grader's files, not /proc (so not
   /proc/PARENT/fd/1, the grader's terminal), not /tmp; TCP is refused, and signals cannot leave the
   sandbox (Landlock ABI 6);
-- seccomp (course.sandbox.confinement.seccomp_program): no unix socket, so not the server it was forked from;
+- seccomp (course.sandbox.kernel.seccomp.filter_program): no unix socket, so not the server it was forked from;
 - rlimits: address space, CPU seconds, file size, open files, and processes; and, where they can be
-  made (course.sandbox.confinement's cgroup code, as for an s06 command), a pids cgroup of the child's own,
+  made (course.sandbox.kernel.cgroups, as for an s06 command), a pids cgroup of the child's own,
   which binds a grader run as root (the kernel exempts the real root from RLIMIT_NPROC), and a memory
   cgroup that bounds all its processes together;
 - a bounded scratch folder (``Limits.disk_mb``, ``Limits.files``): a size-limited tmpfs mounted in the
@@ -40,7 +40,6 @@ and CPU_NOTE how much CPU every process of the copy had used by then (the case r
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import gc
 import json
@@ -55,12 +54,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.sandbox import confinement
-from course.sandbox.kernel import (  # the primitives, shared with the probes' own layer
-    IPC_CALLS, WATCHING_CALLS, _check, _drop_capabilities, _file_rights, _handled_files, _libc, _python_prefixes, _seccomp, _set_limits, add_landlock_layer, filter_program,
-)
+from course.sandbox.kernel import SUPPORT_PACKAGE, _python_prefixes, cgroups, landlock, mounts, processes, seccomp
+from course.sandbox.kernel.calls import check, libc
+from course.sandbox.kernel.landlock import EXECUTE, IOCTL_DEV, READ_DIR, READ_FILE, WRITE_FILE
+from course.sandbox.kernel.quota import held
+from course.sandbox.kernel.seccomp import filter_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-from course.sandbox.kernel import SUPPORT_PACKAGE  # noqa: E402 (beside REPO_ROOT, where a reader looks for it)
 # Imported once, in the server the children are forked from: what a child would otherwise import again
 # each time, this module among them (a child is handed _supervise by name, and imports its module to run it).
 PRELOAD = ["anthropic", "course", "course.sandbox.paths", "course.sandbox.shell_reading", "course.grading.probes",
@@ -70,11 +70,8 @@ TIMED_OUT, SIGNALLED, FAILED_EXIT, SETUP_FAILED, WROTE_TOO_MUCH = 3, 4, 5, 6, 7
 SCRATCH, OVER_QUOTA_NOTE = "scratch", "over-quota.txt"  # in job/work: the copy's folder; what the supervisor saw
 CPU_NOTE = "cpu-seconds.txt"  # in job/work: the CPU the worker had used when the time ran out
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x10000000, 0x40000000, 0x20000000
-CLONE_NEWIPC = 0x08000000
-NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
-MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 16384, 1 << 18, 2, 4
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 24, 36, 38, 22
+NAMESPACES = processes.NAMESPACES | processes.CLONE_NEWPID
+PROCESS_LIMIT = 64  # counted in the child's own user namespace (RLIMIT_NPROC), or its pids cgroup (root too)
 
 
 @dataclass(frozen=True)
@@ -101,7 +98,7 @@ def available() -> str:
         return f"{confinement.OPT_OUT}=1"
     if not sys.platform.startswith("linux"):
         return f"no Landlock on {sys.platform}"
-    abi = confinement.landlock_abi()
+    abi = landlock.landlock_abi()
     if abi < 4:
         return f"Landlock ABI {abi} (ABI 4, Linux 6.7, is needed to refuse TCP)"
     return ""
@@ -113,7 +110,7 @@ def namespaces_available() -> bool:
     refuse unprivileged user namespaces: Ubuntu 24.04's AppArmor switch, a container's seccomp profile)."""
     pid = os.fork()
     if pid == 0:
-        os._exit(0 if _libc().unshare(NAMESPACES) == 0 else 1)
+        os._exit(0 if libc().unshare(NAMESPACES) == 0 else 1)
     return os.waitpid(pid, 0)[1] == 0
 
 
@@ -142,34 +139,13 @@ def run(job: Path, limits: Limits, confine: bool) -> int:
             return TIMED_OUT
         return child.exitcode if child.exitcode is not None and child.exitcode >= 0 else SIGNALLED
     finally:
-        _remove_groups(groups)
+        cgroups.end_and_remove(groups)
 
 
 def _groups(memory_mb: int) -> tuple[str, ...]:
-    """The cgroups of the child's own (course.sandbox.confinement._groups_of_its_own: pids.max its process limit,
-    binding root too), the memory one holding all the child's processes to ``memory_mb`` together, swap
-    included (cgroup v2's names, then v1's; a name the kernel lacks is skipped). None where none can be made."""
-    made = confinement._groups_of_its_own()
-    if "memory" in made:
-        confinement._write_setting(made["memory"], "memory.max", memory_mb << 20)
-        # v1 refuses a memory-and-swap limit below the memory limit: raising both, memsw goes first; lowering
-        # both, it goes last (the first write then fails, harmlessly).
-        for name in ("memory.memsw.limit_in_bytes", "memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
-            confinement._write_setting(made["memory"], name, memory_mb << 20)
-    return tuple(dict.fromkeys(made.values()))
-
-
-def _remove_groups(groups) -> None:
-    """Every process of the child has ended, or is ending (a group cannot be removed while it holds one)."""
-    for group in groups:
-        for _ in range(200):
-            try:
-                os.rmdir(group)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.01)
+    """The cgroups of the child's own: pids.max its process limit, binding root too, and all its processes
+    held to ``memory_mb`` together, swap included. None where none can be made."""
+    return tuple(dict.fromkeys(cgroups.groups_of_its_own(PROCESS_LIMIT, memory_mb << 20).values()))
 
 
 # ---------------------------------------------------------------- the supervisor (outside the sandbox)
@@ -180,26 +156,22 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
     # collection would walk them all and so copy every page of them into this process and the worker
     # (https://docs.python.org/3/library/gc.html#gc.freeze).
     gc.freeze()
-    libc = _libc()
     os.setsid()
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc().prctl(processes.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     namespaces = False
     # Opened here, before the user namespace, with the grader's rights over the cgroup files; the worker
     # joins through them ("0": the process that writes) before it runs anything of the copy.
     joins = [os.open(os.path.join(group, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for group in groups]
-    if confine:
-        uid, gid = os.getuid(), os.getgid()
-        if namespaces_allowed and libc.unshare(NAMESPACES) == 0:
-            try:
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-                    with open(f"/proc/self/{name}", "w") as mapping:
-                        mapping.write(text)
-                libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None)
-                namespaces = True
-            except OSError:
-                namespaces = False
+    if confine and namespaces_allowed:
+        try:
+            processes.enter_namespaces(NAMESPACES)
+            namespaces = True
+        except OSError:
+            namespaces = False
     scratch = Path(job) / "work" / SCRATCH
-    quota = Quota(scratch, disk_mb, files, on_tmpfs=namespaces and _mount_tmpfs(libc, scratch, disk_mb, files))
+    # The tmpfs's size is the bound and one more megabyte, so a copy that passes the bound is seen passing
+    # it rather than stopped at it.
+    quota = Quota(scratch, disk_mb, files, on_tmpfs=namespaces and mounts.mount_tmpfs(str(scratch), disk_mb + 1, files + 16))
     me = os.getpid()
     pid = os.fork()
     if pid == 0:
@@ -238,7 +210,7 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
                 note.write(f"{max(spent, used.ru_utime + used.ru_stime):.2f}")
             break
         time.sleep(0.003)
-    _end_descendants()
+    processes.end_descendants()
     over = over or quota.passed(now=True)
     if over:
         with open(Path(job) / "work" / OVER_QUOTA_NOTE, "w", encoding="utf-8") as note:
@@ -250,15 +222,6 @@ def _supervise(job: str, seconds: float, memory_mb: int, confine: bool, disk_mb:
         os._exit(SIGNALLED)
     code = os.WEXITSTATUS(status)
     os._exit(0 if code == 0 else SETUP_FAILED if code == SETUP_FAILED else FAILED_EXIT)
-
-
-def _mount_tmpfs(libc, scratch: Path, disk_mb: int, files: int) -> bool:
-    """A tmpfs of its own on the scratch folder, in the child's mount namespace (tmpfs may be mounted in a
-    user namespace: https://man7.org/linux/man-pages/man7/user_namespaces.7.html). Its size is the bound
-    and one more megabyte, so a copy that passes the bound is seen passing it rather than stopped at it;
-    it goes when the namespace does, with whatever the copy left in it."""
-    options = f"size={disk_mb + 1}m,nr_inodes={files + 16},mode=0700".encode()
-    return libc.mount(b"tmpfs", str(scratch).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
 
 
 @dataclass
@@ -277,7 +240,7 @@ class Quota:
             found = os.statvfs(self.folder)
             used, made = (found.f_blocks - found.f_bfree) * found.f_frsize, found.f_files - found.f_ffree - 1
         elif now or time.monotonic() >= self.next_walk:
-            used, made = self._walk()
+            used, made = held(self.folder, most=self.files)
             self.next_walk = time.monotonic() + 0.2
         else:
             return ""
@@ -287,22 +250,6 @@ class Quota:
             return f"made more than {self.files} files"
         return ""
 
-    def _walk(self) -> tuple[int, int]:
-        used, made, folders = 0, 0, [str(self.folder)]
-        while folders and made <= self.files:
-            try:
-                entries = list(os.scandir(folders.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                made += 1
-                try:
-                    used += entry.stat(follow_symlinks=False).st_blocks * 512
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-                except OSError:
-                    pass
-        return used, made
 
 
 def _cpu_seconds_below(root: int) -> float:
@@ -328,39 +275,10 @@ def _cpu_seconds_below(root: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _end_descendants() -> None:
-    """Without a PID namespace, what the copy left behind was reparented to us (a subreaper): end it all."""
-    me = str(os.getpid())
-    for _ in range(50):
-        found = []
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    with open(f"/proc/{name}/stat", "rb") as stat:
-                        if stat.read().rsplit(b")", 1)[1].split()[1].decode() == me:
-                            found.append(int(name))
-                except (OSError, IndexError):
-                    pass
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
-        time.sleep(0.002)
-
-
 # ---------------------------------------------------------------- the worker (inside the sandbox)
 
 def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces: bool, supervisor: int) -> None:
-    libc = _libc()
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the supervisor gone: so are we
+    libc().prctl(processes.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the supervisor gone: so are we
     if os.getppid() not in (supervisor, 0):  # 0: PID 1 of a namespace, whose parent is outside it
         os._exit(SETUP_FAILED)
     copy, reports = job / "copy", job / "work"
@@ -393,21 +311,23 @@ def _worker(job: Path, seconds: float, memory_mb: int, confine: bool, namespaces
     if confine and namespaces:
         # Landlock governs opening, not a file's mode or times, which its owner (uid 0, run as root)
         # changes without opening it: in a mount namespace of the worker's own, every mount is read-only
-        # but the scratch folder (course.sandbox.confinement.read_only_but), so any such change outside is refused
+        # but the scratch folder (course.sandbox.kernel.mounts.read_only_but), so any such change outside is refused
         # (EROFS). The supervisor keeps its namespace, where it writes its notes in job/work; the two
         # files the worker writes there were opened above, through the supervisor's mounts.
-        _check(libc.unshare(CLONE_NEWNS), "a mount namespace of the worker's own")
-        confinement.read_only_but([str(work)])
+        check(libc().unshare(processes.CLONE_NEWNS), "a mount namespace of the worker's own")
+        mounts.read_only_but([str(work)])
         os.chdir(work)
-    _set_limits(seconds, memory_mb, namespaces)
+    limits = [(resource.RLIMIT_CPU, int(seconds) + 2), (resource.RLIMIT_FSIZE, 32 << 20), (resource.RLIMIT_CORE, 0),
+              (resource.RLIMIT_NOFILE, 256), (resource.RLIMIT_AS, memory_mb << 20)]
+    # RLIMIT_NPROC counts in our own user namespace only; the kernel exempts a real root (the pids cgroup binds it)
+    processes.set_limits(limits + [(resource.RLIMIT_NPROC, PROCESS_LIMIT)] * namespaces, strict=False)
     if confine:
-        with open("/proc/sys/kernel/cap_last_cap") as last:
-            for capability in range(int(last.read()) + 1):
-                libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
-        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        processes.drop_bounding_set()
+        check(libc().prctl(processes.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _landlock([copy, *map(Path, order.get("readable", []))], work)
-        _seccomp(refuse_metadata=not namespaces)
-        _drop_capabilities()
+        if os.uname().machine in seccomp.SECCOMP_ARCHES:
+            seccomp.install(filter_program(os.uname().machine, namespaces))
+        processes.drop_capabilities()
     sys.path[:] = [str(copy)] + [entry for entry in sys.path if entry and _readable_prefix(entry)]
     sys.dont_write_bytecode = True
     from course.grading import probes as grading_probes
@@ -539,7 +459,7 @@ def _one_case(index: int, case: dict, order: dict, module, folder: Path, report:
     """In the fork of one case: drive it, write its one line to ``report`` (its pipe), and end (never
     returning to the loop)."""
     try:
-        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc().prctl(processes.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # This fork knows its own case only: with the others' inputs in reach, a copy could answer a case from
         # the case it is drawn beside (the same calls and one round more) without doing the exercise.
         order["cases"].clear()
@@ -576,9 +496,8 @@ def _in_case_folder(folder: Path, confined: bool) -> None:
 
 
 def _write_only_in(folder: Path) -> None:
-    changes = _handled_files(confinement.landlock_abi()) & ~(confinement.EXECUTE | confinement.READ_FILE
-                                                             | confinement.READ_DIR | confinement.IOCTL_DEV)
-    add_landlock_layer(changes, [(str(folder), changes), ("/dev/null", confinement.WRITE_FILE)])
+    changes = landlock.handled_files(landlock.landlock_abi()) & ~(EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV)
+    landlock.add_layer(changes, [(str(folder), changes), ("/dev/null", WRITE_FILE)])
 
 
 def _import_file(path: Path):
@@ -597,14 +516,15 @@ def _readable_prefix(entry: str) -> bool:
 
 
 def _landlock(readable: list[Path], writable: Path) -> None:
-    abi = confinement.landlock_abi()
-    handled = _handled_files(abi)
-    read = confinement.EXECUTE | confinement.READ_FILE | confinement.READ_DIR
-    grants = list(confinement.system_grants(read))  # not what the system keeps from other users (/etc/shadow)
+    abi = landlock.landlock_abi()
+    read = EXECUTE | READ_FILE | READ_DIR
+    grants = list(landlock.system_grants(read))  # not what the system keeps from other users (/etc/shadow)
     grants += [(prefix, read) for prefix in _python_prefixes()]
     grants += [(str(SUPPORT_PACKAGE), read)] + [(str(path), read) for path in readable]
-    grants += [("/dev/null", confinement.READ_FILE | confinement.WRITE_FILE), ("/dev/urandom", confinement.READ_FILE)]
-    grants.append((str(writable), handled))
-
-    add_landlock_layer(handled, grants, net=confinement.NET_BIND_TCP | confinement.NET_CONNECT_TCP,
-                       scoped=confinement.SCOPE_ABSTRACT_UNIX_SOCKET | confinement.SCOPE_SIGNAL if abi >= 6 else 0)
+    grants += [("/dev/null", READ_FILE | WRITE_FILE), ("/dev/urandom", READ_FILE)]
+    grants.append((str(writable), landlock.handled_files(abi)))
+    ruleset = landlock.full_ruleset(grants, abi)
+    try:
+        landlock.restrict_self(ruleset)
+    finally:
+        os.close(ruleset)

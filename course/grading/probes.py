@@ -1546,8 +1546,8 @@ def _files_of(module) -> list[str]:
 def _confined() -> bool:
     """Whether the child runs under no_new_privs (course.grading.jail sets it before Landlock): only then
     can it add a Landlock layer, and only then is there a confinement for the layer to narrow."""
-    from course.sandbox import kernel
-    return kernel._libc().prctl(39, 0, 0, 0, 0) == 1  # PR_GET_NO_NEW_PRIVS
+    from course.sandbox.kernel.calls import libc
+    return libc().prctl(39, 0, 0, 0, 0) == 1  # PR_GET_NO_NEW_PRIVS
 
 
 # The folders a child may be granted beside the ones named (course.grading.jail._landlock grants the system
@@ -1561,7 +1561,8 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
     """One more Landlock layer: a file may be read wherever the child could read one, except ``files``.
     The layer handles only LANDLOCK_ACCESS_FS_READ_FILE, so what the child may write, list or run is as it was."""
     import os
-    from course.sandbox import confinement, kernel
+    from course.sandbox import kernel
+    from course.sandbox.kernel import landlock
 
     hidden = {Path(path) for path in files}
     grants: list[Path] = []
@@ -1583,7 +1584,7 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
             else:
                 grants.append(path)
 
-    roots = [*confinement.SYSTEM_FOLDERS, *kernel._python_prefixes(), str(kernel.SUPPORT_PACKAGE), str(job),
+    roots = [*landlock.SYSTEM_FOLDERS, *kernel._python_prefixes(), str(kernel.SUPPORT_PACKAGE), str(job),
              *readable, *TOP_FOLDERS]
     for root in dict.fromkeys(Path(os.path.realpath(path)) for path in roots):
         if root in hidden or not os.path.exists(root):
@@ -1593,4 +1594,4 @@ def _unreadable(files: list[str], job: Path, readable: list) -> None:
         else:
             grants.append(root)
 
-    kernel.add_landlock_layer(confinement.READ_FILE, [(str(path), confinement.READ_FILE) for path in grants])
+    landlock.add_layer(landlock.READ_FILE, [(str(path), landlock.READ_FILE) for path in grants])
