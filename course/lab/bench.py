@@ -53,6 +53,7 @@ from course.helpers.limits import run_options
 from course.runtime.models import CourseError
 from course.offline import CONTEXT_MANAGEMENT_BETAS, FLOOD_TASK, flood_error_total, write_flood_logs
 from course.lab.svgplot import line_chart
+from course.viewer.markdown import markdown_table
 from course.runtime.workspace import SAMPLE, snapshot
 from course.lab.ladder import load_stage
 
@@ -273,22 +274,18 @@ def report(result: dict, markdown: bool = False) -> str:
     rows = [[row["stage"], "yes" if row["completed"] else "no", f"{row['input_tokens']:,}",
              f"{row['cache_write_tokens']:,}", f"{row['cache_read_tokens']:,}", f"${row['dollars']:.4f}",
              f"{row['peak_prompt_tokens']:,}"] for row in result["stages"].values()]
-    lines = wrapped(f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
-                    f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.")
-    lines += wrapped(f"Priced like {result['priced_as']} (prices of {result['prices_date']}, $ per million tokens): "
-                     f"input {price['input']:g}, cache write {price['cache_write']:g}, cache read "
-                     f"{price['cache_read']:g}, output {price['output']:g}.")
-    lines += [""] + (markdown_table(rows) if markdown else text_table(rows)) + [""]
-    lines += wrapped("Input tokens are every token of every prompt: those read from the cache, those written "
-                     "to it, and the rest. Without caching, all of them are billed at the input price.")
+    lines = textwrap.wrap(f"Token benchmark: {result['task']!r} on {result['log_files']} log files "
+                          f"({result['model']}, {result['turns']} turns), context window {result['context_window']:,}.", WIDTH)
+    lines += textwrap.wrap(f"Priced like {result['priced_as']} (prices of {result['prices_date']}, $ per million tokens): "
+                           f"input {price['input']:g}, cache write {price['cache_write']:g}, cache read "
+                           f"{price['cache_read']:g}, output {price['output']:g}.", WIDTH)
+    lines += [""] + (markdown_table(COLUMNS, rows, align="llrrrrr").splitlines() if markdown else text_table(rows)) + [""]
+    lines += textwrap.wrap("Input tokens are every token of every prompt: those read from the cache, those written "
+                           "to it, and the rest. Without caching, all of them are billed at the input price.", WIDTH)
     for sentence in verdicts(result):
-        lines += wrapped(sentence)
+        lines += textwrap.wrap(sentence, WIDTH)
     lines.append(f"Wall time: {result['wall_s']} s.")
     return "\n".join(lines)
-
-
-def wrapped(sentence: str) -> list[str]:
-    return textwrap.wrap(sentence, WIDTH)
 
 
 def text_table(rows: list[list[str]]) -> list[str]:
@@ -297,11 +294,6 @@ def text_table(rows: list[list[str]]) -> list[str]:
     return ["  ".join(cell.ljust(width) if index < left else cell.rjust(width)
                       for index, (cell, width) in enumerate(zip(line, widths))).rstrip()
             for line in [list(COLUMNS)] + rows]
-
-
-def markdown_table(rows: list[list[str]]) -> list[str]:
-    return (["| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---:|---:|---:|"]
-            + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def verdicts(result: dict) -> list[str]:

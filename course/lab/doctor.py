@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -312,15 +313,9 @@ def table(diagnosis: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def wrapped(text: str, width: int = WIDTH, indent: str = "   ") -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = indent + word
-        else:
-            line = f"{line} {word}" if line else word
-    return lines + [line]
+def wrapped(text: str) -> list[str]:
+    # Split at spaces only, as a person reads a sentence: a long path or a hyphenated word stays whole.
+    return textwrap.wrap(text, WIDTH, subsequent_indent="   ", break_long_words=False, break_on_hyphens=False)
 
 
 def as_json(diagnosis: Diagnosis) -> dict:

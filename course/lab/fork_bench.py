@@ -16,7 +16,6 @@ from course.sandbox import shell_reading
 from course.sandbox.isolated import call
 
 
-
 def bench(repeats: int = 200) -> dict[str, float]:
     """Median milliseconds to read one command as s06's gate does: in a fork of this process as it is
     (small), then after importing the SDK, then after importing what a test run holds, against call()."""

@@ -36,5 +36,11 @@ class Reply:
         self.blocks.append({"type": "tool_use", "name": name, "input": arguments})
         return self
 
+    def reads(self, paths) -> "Reply":
+        """A read_file call for each path, in one reply: independent reads go together."""
+        for path in paths:
+            self.call("read_file", path=path)
+        return self
+
 
 Behaviour = Callable[[Conversation], Reply]

@@ -54,6 +54,11 @@ class Conversation:
     def results_of(self, name: str) -> list[Call]:
         return [call for call in self.calls if call.name == name and call.result is not None]
 
+    @property
+    def failed_last_turn(self) -> list[Call]:
+        """The calls of the latest reply whose results came back as errors."""
+        return [call for call in (self.turns[-1] if self.turns else []) if call.result is not None and call.failed]
+
     def last_call(self) -> Call | None:
         calls = self.calls
         return calls[-1] if calls else None

@@ -40,11 +40,6 @@ Fix = list[tuple[str, dict]]  # the calls an error's words lead to; empty: the e
 
 # ---------------------------------------------------------------- what the three have in common
 
-def _in_the_last_turn(c: Conversation, mine: Callable[[Call], bool]) -> list[Call]:
-    last_turn = c.turns[-1] if c.turns else []
-    return [call for call in last_turn if mine(call) and call.result is not None and call.failed]
-
-
 def _as_if_never_failed(c: Conversation, mine, meant: Callable[[Call], Call]) -> Conversation:
     """The conversation the tutor plans from: the model's failed wrong calls taken out (a turn of
     nothing else goes with them), and a wrong call that worked anyway counted as the one it meant."""
@@ -61,7 +56,7 @@ def _misbehave(c: Conversation, *, mine, meant, fix: Callable[[Conversation, Cal
                garble: Callable[[Conversation, Reply], Reply], fixed_text: Callable[[Conversation, Call], str]) -> Reply:
     """Retry after a failure (fixed if the error says how, identical if not); otherwise the tutor's
     plan, written this model's wrong way until an actionable error has taught it the right one."""
-    failed = _in_the_last_turn(c, mine)
+    failed = [call for call in c.failed_last_turn if mine(call)]
     if failed:
         fixes = [(call, fix(c, call)) for call in failed]
         usable = [(call, calls) for call, calls in fixes if calls]

@@ -185,8 +185,7 @@ def error_lines(text: str) -> int:
 
 
 def count_errors(c: Conversation, folder: str, most_files: int) -> Reply:
-    last_turn = c.turns[-1] if c.turns else []
-    failed = [call for call in last_turn if call.result is not None and call.failed]
+    failed = c.failed_last_turn
     if failed:
         return report_failure(c, folder, failed[0])
     listings = [call for call in c.results_of("list_files")

@@ -222,8 +222,7 @@ def reckless(c: Conversation) -> Reply:
     kind = classify(c.task)
     if kind is None or kind[0] == "work_summary":
         return tutor(c)
-    last_turn = c.turns[-1] if c.turns else []
-    failed = [call for call in last_turn if _mine(call) and call.result is not None and call.failed]
+    failed = [call for call in c.failed_last_turn if _mine(call)]
     if failed:
         return _after_failure(c, failed[0])
     listed = [call for call in c.results_of("list_files") if not call.failed]

@@ -135,8 +135,7 @@ def stubborn(c: Conversation) -> Reply:
     the call and in the sentence before it. After a failed call, whatever the error says, the
     same call again, to the letter. Tasks that name no file are done as the tutor does them.
     """
-    last_turn = c.turns[-1] if c.turns else []
-    failed = [call for call in last_turn if call.result is not None and call.failed]
+    failed = c.failed_last_turn
     if failed:
         reply = Reply().text(c.say(f"Let me run {failed[0].name} again.", f"もう一度 {failed[0].name} を実行します。"))
         for call in failed:

@@ -36,7 +36,6 @@ def json_tokens(value) -> int:
     return text_tokens(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
-
 def block_tokens(block) -> int:
     if isinstance(block, str):
         return text_tokens(block)

@@ -88,7 +88,7 @@ def tutor(conversation: Conversation) -> Reply:
 
 def _adding_to_a_new_file(c: Conversation, family: str, details: dict) -> bool:
     """Text to add to a file that is not there yet is a new file: its failed read is no error to recover from."""
-    failed = [call for call in (c.turns[-1] if c.turns else []) if call.result is not None and call.failed]
+    failed = c.failed_last_turn
     return (family == "write" and details["append"] and bool(failed)
             and all(call.name == "read_file" and call.input.get("path") == details["path"] for call in failed))
 
@@ -99,7 +99,7 @@ ACTIONS = {"delete": "delete_file", "move": "move_file", "command": "run_command
 
 
 def _action_refused(c: Conversation, family: str) -> bool:
-    failed = [call for call in (c.turns[-1] if c.turns else []) if call.result is not None and call.failed]
+    failed = c.failed_last_turn
     # A nearest name is followed to read a file, never to delete or move one: that is the person's call.
     followable = family not in ("delete", "move")
     return bool(failed) and all(call.name == ACTIONS.get(family) and not (followable and HINT.search(call.result or ""))
@@ -152,8 +152,7 @@ def missing_tool(c: Conversation, name: str) -> Reply:
 
 def recover_from_error(c: Conversation) -> Reply | None:
     """After a failed call: follow the error's hint if it gives one, else report the failure."""
-    last_turn = c.turns[-1] if c.turns else []
-    failed = [call for call in last_turn if call.result is not None and call.failed]
+    failed = c.failed_last_turn
     if not failed:
         return None
     call = failed[0]
@@ -245,14 +244,11 @@ def summarise(c: Conversation, paths: list[str]) -> Reply:
     if unread:
         if "read_file" not in c.tools:
             return missing_tool(c, "read_file")
-        reply = Reply().text(c.say(
+        return Reply().text(c.say(
             f"I'll read {' and '.join(unread)} to summarise {'them' if len(unread) > 1 else 'it'}"
             + ("; the files are independent, so I read them at once." if len(unread) > 1 else "."),
             f"要約するために {'、'.join(unread)} を読みます。",
-        ))
-        for path in unread:
-            reply.call("read_file", path=path)
-        return reply
+        )).reads(unread)
     return Reply().text("\n".join(_summary(c, path, _after_recovery(c, read[path])) for path in paths))
 
 
@@ -358,13 +354,10 @@ def find_word(c: Conversation, word: str) -> Reply:
     read = {call.input.get("path"): call for call in c.results_of("read_file")}
     unread = [name for name in names if name not in read]
     if unread:
-        reply = Reply().text(c.say(
+        return Reply().text(c.say(
             f"There is no search tool, so I'll read all {len(unread)} files at once and look for \"{word}\".",
             f"検索ツールがないので、{len(unread)} 個のファイルをまとめて読んで「{word}」を探します。",
-        ))
-        for name in unread:
-            reply.call("read_file", path=name)
-        return reply
+        )).reads(unread)
     matches = [name for name in names if word.lower() in (read[name].result or "").lower() and not read[name].failed]
     return Reply().text(c.say(
         f"{len(matches)} files mention \"{word}\": {', '.join(matches) or 'none'}.",
@@ -459,13 +452,10 @@ def count(c: Conversation, paths: list[str], units: list[str]) -> Reply:
         if "read_file" not in c.tools:
             return missing_tool(c, "read_file")
         asked = c.say(" and ".join(UNIT_NAMES[unit][0] for unit in units), "・".join(UNIT_NAMES[unit][1] for unit in units))
-        reply = Reply().text(c.say(
+        return Reply().text(c.say(
             f"I'll read {' and '.join(unread)} and count the {asked} myself, rather than guess.",
             f"推測せずに{asked}を数えるため、{'、'.join(unread)} を読みます。",
-        ))
-        for path in unread:
-            reply.call("read_file", path=path)
-        return reply
+        )).reads(unread)
     for path, (text, failed, offset) in state.items():
         if offset:
             more = read_next(c, path, offset, ("", ""))
@@ -694,49 +684,45 @@ def _not_done(c: Conversation, call: Call, english: str, japanese: str) -> Reply
                               f"{japanese}は行われませんでした: {reason}。何も変更していません。"))
 
 
+def _one_change(c: Conversation, tool: str, call: Call | None, arguments: dict,
+                plan: tuple[str, str], what: tuple[str, str], done: tuple[str, str]) -> Reply:
+    """A family whose one call changes something: make the call, then say it happened or why it did not."""
+    if call is None:
+        if tool not in c.tools:
+            return missing_tool(c, tool)
+        return Reply().text(c.say(*plan)).call(tool, **arguments)
+    if call.failed:
+        return _not_done(c, call, *what)
+    return Reply().text(c.say(*done))
+
+
 def delete(c: Conversation, path: str) -> Reply:
     call = _acted(c, "delete_file", path=path) or _acted(c, "delete_file")
-    if call is None:
-        if "delete_file" not in c.tools:
-            return missing_tool(c, "delete_file")
-        return Reply().text(c.say(
-            f"You asked me to delete {path}, so I'll delete it; it cannot be undone, so the harness may ask you first.",
-            f"{path} の削除を頼まれたので削除します。元に戻せない操作なので、先に確認を求められるかもしれません。",
-        )).call("delete_file", path=path)
-    path = call.input.get("path", path)
-    if call.failed:
-        return _not_done(c, call, f"Deleting {path}", f"{path} の削除")
-    return Reply().text(c.say(f"I deleted {path}.", f"{path} を削除しました。"))
+    path = call.input.get("path", path) if call else path
+    return _one_change(c, "delete_file", call, {"path": path}, (
+        f"You asked me to delete {path}, so I'll delete it; it cannot be undone, so the harness may ask you first.",
+        f"{path} の削除を頼まれたので削除します。元に戻せない操作なので、先に確認を求められるかもしれません。",
+    ), (f"Deleting {path}", f"{path} の削除"), (f"I deleted {path}.", f"{path} を削除しました。"))
 
 
 def move(c: Conversation, source: str, destination: str) -> Reply:
     call = _acted(c, "move_file", destination=destination)
-    if call is None:
-        if "move_file" not in c.tools:
-            return missing_tool(c, "move_file")
-        return Reply().text(c.say(
-            f"I'll move {source} to {destination}, as asked; if {destination} exists, it is replaced.",
-            f"頼まれたとおり {source} を {destination} に移します。{destination} がすでにあれば置き換わります。",
-        )).call("move_file", source=source, destination=destination)
-    source = call.input.get("source", source)
-    if call.failed:
-        return _not_done(c, call, f"Moving {source} to {destination}", f"{source} から {destination} への移動")
-    return Reply().text(c.say(f"I moved {source} to {destination}.", f"{source} を {destination} に移しました。"))
+    source = call.input.get("source", source) if call else source
+    return _one_change(c, "move_file", call, {"source": source, "destination": destination}, (
+        f"I'll move {source} to {destination}, as asked; if {destination} exists, it is replaced.",
+        f"頼まれたとおり {source} を {destination} に移します。{destination} がすでにあれば置き換わります。",
+    ), (f"Moving {source} to {destination}", f"{source} から {destination} への移動"),
+        (f"I moved {source} to {destination}.", f"{source} を {destination} に移しました。"))
 
 
 def command(c: Conversation, command: str) -> Reply:
     call = _acted(c, "run_command", command=command)
-    if call is None:
-        if "run_command" not in c.tools:
-            return missing_tool(c, "run_command")
-        return Reply().text(c.say(
-            f"You named the command, so I'll run it as written: {command}",
-            f"指定されたコマンドをそのまま実行します: {command}",
-        )).call("run_command", command=command)
-    if call.failed:
-        return _not_done(c, call, f"Running {command}", f"{command} の実行")
-    output = (call.result or "").strip()
-    return Reply().text(c.say(f"I ran {command}:\n{output}", f"{command} を実行しました:\n{output}"))
+    output = (call.result or "").strip() if call else ""
+    return _one_change(c, "run_command", call, {"command": command}, (
+        f"You named the command, so I'll run it as written: {command}",
+        f"指定されたコマンドをそのまま実行します: {command}",
+    ), (f"Running {command}", f"{command} の実行"),
+        (f"I ran {command}:\n{output}", f"{command} を実行しました:\n{output}"))
 
 
 MASKED = ("[masked", "[cleared")  # a result a pruning harness (s05) or the API took out: fetched again if needed

@@ -147,7 +147,6 @@ KINDS = ("diff", "changes", "trace", "tokens", "growth", "tool", "textcalls", "c
          "unanswered-call-error", "offline-rules", "wire")
 
 
-
 # ---------------------------------------------------------------- placeholders
 
 def render(kind: str, arguments: str, language: str = "en") -> str:

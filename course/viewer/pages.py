@@ -535,9 +535,6 @@ def page(view: dict, *, linked: str | None = None, language: str = "en") -> str:
 
 # ---------------------------------------------------------------- course view RUN
 
-RUN_FILE = re.compile(r"s\d\d-\d{8}-\d{6}-[0-9a-f]+")
-
-
 def find_run(which: str) -> Path:
     """The transcript ``which`` names: ``last`` (the newest run of any stage), a run id, or a path."""
     which = str(which)
