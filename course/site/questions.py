@@ -42,7 +42,7 @@ STOP_REASONS = {
     "stop_sequence": "a reply with no tool call ended at a stop sequence (a server may send one)",
     "api_error": "the API still failed after the SDK's retries; `--resume` goes on",
     "model_context_window_exceeded": "the reply was cut: the context window is full",
-    "kept_pausing": "`pause_turn` `MAX_PAUSES` times in a row (one pause goes on)",
+    "kept_pausing": "the API paused the turn (`pause_turn`) `MAX_PAUSES` times in a row; one pause goes on",
     "unknown_stop_reason": "a stop reason the stage does not know, quoted in the explanation",
 }
 
@@ -57,7 +57,7 @@ STOP_REASONS_JA = {
     "stop_sequence": "ツールを求めない返答が停止シーケンスで終わった（サーバーが送ることがある）",
     "api_error": "SDK の再試行のあとも API が失敗した。`--resume` で続けられる",
     "model_context_window_exceeded": "コンテキストウィンドウがいっぱいで返答が切れた",
-    "kept_pausing": "`pause_turn` が `MAX_PAUSES` 回続いた（一回なら続く）",
+    "kept_pausing": "API がターンを `MAX_PAUSES` 回続けて一時停止した（`pause_turn`）。一回なら続く",
     "unknown_stop_reason": "ステージの知らない停止理由。説明がそれを引用する",
 }
 
