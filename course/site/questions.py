@@ -33,38 +33,32 @@ from course.viewer.markdown import PlaceholderError, fenced, language, markdown_
 # What ends a run with each stop reason. A stop reason the stages gain must be explained here
 # (tests/test_docs.py checks that every stage's StopReason is).
 STOP_REASONS = {
-    "end_turn": "the model's reply asks for no tool: the model's own end, the normal way out",
-    "max_turns": "the turn limit: `max_turns` model calls were made, checked before the next one",
-    "token_budget": "the token budget: the tokens the API reported reached `token_budget`, checked before the next call",
-    "no_progress": "no progress: the same call `max_repeats` times in a row, or `max_consecutive_errors` failed "
-                   "calls in a row, read off the history after the results are written back",
+    "end_turn": "the reply asks for no tool: the model's own end",
+    "max_turns": "`max_turns` model calls made (checked before each call)",
+    "token_budget": "`token_budget` tokens reported by the API (checked before each call)",
+    "no_progress": "the same call `max_repeats` times, or `max_consecutive_errors` failed calls, in a row",
     "max_tokens": "the reply was cut at `MAX_TOKENS`",
     "refusal": "the model declined to go on",
-    "stop_sequence": "a reply that asks for no tool ended at a stop sequence (the stages send none; a server may)",
-    "api_error": "the API still failed after the SDK's retries; the run is saved and `--resume` goes on",
-    "model_context_window_exceeded": "the reply was cut because the context window is full",
-    "kept_pausing": "the API paused its own work on the turn (`pause_turn`) `MAX_PAUSES` times in a row; "
-                    "a pause alone goes on",
-    "unknown_stop_reason": "the API sent a stop reason the stage does not know: it stops, and the explanation "
-                           "quotes it, rather than take it for the model's end",
+    "stop_sequence": "a reply with no tool call ended at a stop sequence (a server may send one)",
+    "api_error": "the API still failed after the SDK's retries; `--resume` goes on",
+    "model_context_window_exceeded": "the reply was cut: the context window is full",
+    "kept_pausing": "the API paused the turn (`pause_turn`) `MAX_PAUSES` times in a row; one pause goes on",
+    "unknown_stop_reason": "a stop reason the stage does not know, quoted in the explanation",
 }
 
 # The same, for the Japanese chapters (tests/test_site_in_japanese.py requires one for each reason above).
 STOP_REASONS_JA = {
-    "end_turn": "モデルの返答がツールを求めない。モデル自身の終わりで、ふつうの抜け方",
-    "max_turns": "ターン上限。`max_turns` 回のモデル呼び出しをした。次の呼び出しの前に調べる",
-    "token_budget": "トークン予算。API が報告したトークンが `token_budget` に達した。次の呼び出しの前に調べる",
-    "no_progress": "無進捗。同じ呼び出しが `max_repeats` 回続いた、または失敗した呼び出しが "
-                   "`max_consecutive_errors` 回続いた。結果を書き戻したあとに履歴から読み取る",
+    "end_turn": "返答がツールを求めない。モデル自身の終わり",
+    "max_turns": "モデル呼び出しが `max_turns` 回に達した（各呼び出しの前に調べる）",
+    "token_budget": "API が報告したトークンが `token_budget` に達した（各呼び出しの前に調べる）",
+    "no_progress": "同じ呼び出しが `max_repeats` 回、または失敗が `max_consecutive_errors` 回続いた",
     "max_tokens": "返答が `MAX_TOKENS` で切れた",
     "refusal": "モデルが続けることを断った",
-    "stop_sequence": "ツールを求めない返答が停止シーケンスで終わった（ステージは送らないが、サーバーが送ることがある）",
-    "api_error": "SDK の再試行のあとも API が失敗した。実行は保存されていて、`--resume` で続けられる",
+    "stop_sequence": "ツールを求めない返答が停止シーケンスで終わった（サーバーが送ることがある）",
+    "api_error": "SDK の再試行のあとも API が失敗した。`--resume` で続けられる",
     "model_context_window_exceeded": "コンテキストウィンドウがいっぱいで返答が切れた",
-    "kept_pausing": "API がそのターンの自分の仕事を `MAX_PAUSES` 回続けて一時停止した（`pause_turn`）。"
-                    "一回の一時停止なら続く",
-    "unknown_stop_reason": "ステージの知らない停止理由を API が送った。モデルの終わりとは見なさずに止まり、"
-                           "説明がそれを引用する",
+    "kept_pausing": "API がターンを `MAX_PAUSES` 回続けて一時停止した（`pause_turn`）。一回なら続く",
+    "unknown_stop_reason": "ステージの知らない停止理由。説明がそれを引用する",
 }
 
 # A reply that ends so is not the model's own end; what happens to a tool call in it depends on the stage.
@@ -103,7 +97,7 @@ def how_it_stops(stage: str, module) -> str:
     lines = [say("**1. How does it stop?**", "**1. どう止まるか**"), ""]
     if reasons:
         lines.append(say(f"Every way out of a run of {stage} is a value of its `StopReason`, the result's `stop_reason`:",
-                         f"{stage} の実行の抜け方は、どれもその `StopReason` の値で、結果の `stop_reason` です。"))
+                         f"{stage} の実行の抜け方は、どれも `StopReason` の値（結果の `stop_reason`）です。"))
         lines.append("")
         lines += [f"- `{reason}`: {explained(reason, module)}" for reason in reasons]
         return "\n".join(lines) + "\n"
@@ -136,16 +130,12 @@ def explained(reason: str, module) -> str:
     if reason not in CUT_OR_REFUSED:
         return text
     if reason == "max_tokens" and hasattr(module, "MAX_TOKENS_CEILING"):  # s04 on: a cut reply is recovered
-        return say("the reply was cut at `MAX_TOKENS` before any whole tool call, and again each time it was asked "
-                   "again with twice the room, up to `MAX_TOKENS_CEILING` (a cut reply's whole calls run, and the run "
-                   "goes on); the call it was cut in is answered without being run",
-                   "返答が、完全なツール呼び出しの前に `MAX_TOKENS` で切れ、二倍の余地でもう一度求めるたびに "
-                   "`MAX_TOKENS_CEILING` まで切れ続けた（切れた返答の完全な呼び出しは実行され、実行は続く）。"
-                   "切れた途中の呼び出しには、実行せずに答える")
+        return say("cut with no whole tool call, even asked again with twice the room up to `MAX_TOKENS_CEILING`",
+                   "完全なツール呼び出しがないまま、`MAX_TOKENS_CEILING` まで二倍の余地で求め直しても切れた")
     if hasattr(module, "answer_without_running"):  # s03 on: a cut call is answered, never run
-        return text + say("; a tool call in it is answered without being run", "。その中のツール呼び出しには、実行せずに答える")
-    return text + say(", and the reply asks for no tool (one that does goes on: s03 stops it)",
-                      "。返答はツールを求めていない（求める返答なら続く。s03 がそれを止める）")
+        return text + say("; its tool calls are answered, not run", "。その中のツール呼び出しには実行せずに答える")
+    return text + say(", asking for no tool (one that asks goes on: s03 stops it)",
+                      "。ツールを求めない返答のとき（求めれば続く。s03 が止める）")
 
 
 def model_calls_in_run(module) -> int | None:
@@ -223,25 +213,23 @@ def bound(stage: str, module) -> Bound | None:
     output_a_turn = sum(ladder) + len(others) * most
     turn_tokens = calls_a_turn * window + output_a_turn
     if calls_a_turn == 1:
-        a_turn = say(f"the last turn it lets through makes one model call: up to {window:,} tokens of prompt (a full "
-                     f"context window) and {ladder[0]:,} of reply (`MAX_TOKENS`), {turn_tokens:,} tokens",
-                     f"通す最後のターンはモデルを一回呼び出します。プロンプトは最大 {window:,} トークン（いっぱいの"
-                     f"コンテキストウィンドウ）、返答は {ladder[0]:,} トークン（`MAX_TOKENS`）で、{turn_tokens:,} トークンです")
+        a_turn = say(f"one call of a full context window ({window:,}) and a reply of `MAX_TOKENS` ({ladder[0]:,}), "
+                     f"{turn_tokens:,} tokens",
+                     f"いっぱいのコンテキストウィンドウ（{window:,}）と `MAX_TOKENS`（{ladder[0]:,}）の返答の呼び出し一回、"
+                     f"{turn_tokens:,} トークン")
     else:
         ladder_sum = " + ".join(f"{n:,}" for n in ladder)
-        asking = (say(f"{len(ladder)} for the reply, asked again with more room each time it is cut "
+        asking = (say(f"the reply asked {len(ladder)} times, with more room each time it is cut "
                       f"(`max_tokens` {ladder_sum})",
-                      f"返答に {len(ladder)} 回（切れるたびに余地を広げてもう一度求める。`max_tokens` {ladder_sum}）")
-                  if len(ladder) > 1 else say(f"one for the reply (`max_tokens` {ladder[0]:,})",
-                                              f"返答に 1 回（`max_tokens` {ladder[0]:,}）"))
-        a_turn = say(f"the last turn it lets through makes at most {calls_a_turn} model calls, each with up to "
-                     f"{window:,} tokens of prompt (a full context window): {asking}"
-                     + "".join(f", and one in `{name}()` ({most:,})" for name in others)
-                     + f"; {turn_tokens:,} tokens in all",
-                     f"通す最後のターンはモデルを多くとも {calls_a_turn} 回呼び出し、どれもプロンプトは最大 "
-                     f"{window:,} トークン（いっぱいのコンテキストウィンドウ）です。内訳は{asking}"
-                     + "".join(f"、`{name}()` で 1 回（{most:,}）" for name in others)
-                     + f"で、合わせて {turn_tokens:,} トークンです")
+                      f"返答を {len(ladder)} 回（切れるたびに余地を広げて求め直す。`max_tokens` {ladder_sum}）")
+                  if len(ladder) > 1 else say(f"the reply (`max_tokens` {ladder[0]:,})",
+                                              f"返答を 1 回（`max_tokens` {ladder[0]:,}）"))
+        a_turn = say(f"{calls_a_turn} calls, each of a full context window ({window:,}): {asking}"
+                     + "".join(f", and `{name}()` ({most:,})" for name in others)
+                     + f"; {turn_tokens:,} tokens",
+                     f"どれもいっぱいのコンテキストウィンドウ（{window:,}）の呼び出し {calls_a_turn} 回。{asking}"
+                     + "".join(f"、`{name}()` を 1 回（{most:,}）" for name in others)
+                     + f"で、{turn_tokens:,} トークン")
     by_turns = turns * turn_tokens if turns is not None else None
     output = turns * output_a_turn if turns is not None else None
     if budget is not None and (by_turns is None or budget - 1 + turn_tokens < by_turns):
@@ -250,17 +238,15 @@ def bound(stage: str, module) -> Bound | None:
         # through (or what the turns before could write), then the last turn's replies on top.
         before = budget - 1 if turns is None else min(budget - 1, (turns - 1) * output_a_turn)
         output = before + output_a_turn
-        explained = say(f"the budget is checked before each turn, so a run stops at the first turn that finds "
-                        f"{budget:,} tokens used; before it, at most {budget - 1:,}, and {a_turn}",
-                        f"予算は各ターンの前に調べるので、実行は {budget:,} トークンを使ったと分かった最初のターンで"
-                        f"止まります。それまでに多くとも {budget - 1:,} トークン、そして{a_turn}")
-        explained += say(f"; of the whole, at most {output:,} are output ({before:,} before the last turn, no more than the "
-                         f"budget let through or the turns before could write, and {output_a_turn:,} in it)",
-                         f"。全体のうち出力は多くとも {output:,} トークンです（最後のターンの前に {before:,}。予算が通した量も、"
-                         f"それまでのターンが書ける量も超えない。そして最後のターンで {output_a_turn:,}）")
+        explained = say(f"a run stops at the first turn that finds {budget:,} tokens used (checked before each call), "
+                        f"so at most {budget - 1:,} before it, then one last turn: {a_turn}. At most {output:,} are "
+                        f"output ({before:,} before the last turn, {output_a_turn:,} in it)",
+                        f"実行は {budget:,} トークンを使ったと分かった最初のターンで止まる（各呼び出しの前に調べる）ので、"
+                        f"それまでに多くとも {budget - 1:,}、そして最後のターンが一つ。{a_turn}です。出力は多くとも "
+                        f"{output:,}（最後のターンの前に {before:,}、その中で {output_a_turn:,}）")
         return Bound(tokens, output, None, explained)
     return Bound(by_turns, output, turns * calls_a_turn,
-                 say(f"{a_turn}, and {turns:,} turns are allowed", f"{a_turn}。許されるターンは {turns:,} です"))
+                 say(f"{turns:,} turns, each at most {a_turn}", f"{turns:,} ターンで、どのターンも多くとも{a_turn}です"))
 
 
 def priced_model() -> str:
@@ -273,12 +259,12 @@ def input_price(module, price: prices.Price) -> tuple[float, str]:
     breakpoint_ = getattr(module, "CACHE_BREAKPOINT", None)
     if isinstance(breakpoint_, dict):
         if breakpoint_.get("ttl") == "1h":
-            return price.cache_write_1h, say("a 1-hour cache write, the dearest way an input token is billed",
-                                             "1 時間のキャッシュ書き込みの料金で、入力トークンのいちばん高い請求のされ方です")
-        return price.cache_write, say("a 5-minute cache write, the dearest way an input token of this stage is billed",
-                                      "5 分のキャッシュ書き込みの料金で、このステージの入力トークンのいちばん高い請求のされ方です")
-    return price.input, say("the input price (this stage marks no cache breakpoint)",
-                            "入力の料金です（このステージはキャッシュのブレークポイントを付けません）")
+            return price.cache_write_1h, say("a 1-hour cache write, the dearest an input token is billed",
+                                             "1 時間のキャッシュ書き込み、入力トークンのいちばん高い料金")
+        return price.cache_write, say("a 5-minute cache write, the dearest an input token of this stage is billed",
+                                      "5 分のキャッシュ書き込み、このステージの入力トークンのいちばん高い料金")
+    return price.input, say("the input price: this stage marks no cache breakpoint",
+                            "入力の料金。このステージはキャッシュのブレークポイントを付けない")
 
 
 def dollars(amount: float) -> str:
@@ -309,32 +295,29 @@ def worst_cost(stage: str, module) -> str:
     limits = default_limits(module)
     rate, why_rate = input_price(module, price)
     cost = ((worst.tokens - worst.output) * rate + worst.output * price.output) / prices.MILLION
-    rows = []
+    # Two rows: the limits the figure comes from are named in the sentence above the table.
+    rows = [[say("worst case, tokens", "最悪の場合のトークン"), f"**{worst.tokens:,}**"],
+            [say(f"worst case, dollars on `{model}`", f"最悪の場合の料金（`{model}`、ドル）"), f"**{dollars(cost)}**"]]
     if limits is not None:
-        rows += [[f"`{field.name}`", f"{getattr(limits, field.name):,}"] for field in dataclasses.fields(limits)
-                 if field.name in ("max_turns", "token_budget")]
-    rows += [["`MAX_TOKENS`", f"{module.MAX_TOKENS:,}"],
-             [say("context window (the largest prompt)", "コンテキストウィンドウ（最大のプロンプト）"),
-              f"{DEFAULT_CONTEXT_WINDOW:,}"],
-             [say("worst case, tokens", "最悪の場合のトークン"), f"**{worst.tokens:,}**"],
-             [say(f"worst case, dollars on `{model}`", f"最悪の場合の料金（`{model}`、ドル）"), f"**{dollars(cost)}**"]]
+        named = ", ".join(f"`{field.name}` {getattr(limits, field.name):,}" for field in dataclasses.fields(limits)
+                          if field.name in ("max_turns", "token_budget"))
+        where = say(f"At its default limits ({named}), one run", f"既定の上限（{named}）では、")
+    else:
+        where = say("One run", "")
     if language() == "ja":
-        where = "既定の上限では、" if limits is not None else ""
         lines.append(f"{where}{stage} の一回の実行が使うのは多くとも {worst.tokens:,} トークンです。{worst.explained}。")
     else:
-        where = "At its default limits, one run" if limits is not None else "One run"
         lines.append(f"{where} of {stage} uses at most {worst.tokens:,} tokens: {worst.explained}.")
     lines.append("")
     lines.append(markdown_table([say("figure", "項目"), say("value", "値")], rows))
     lines.append("")
     lines.append(say(
-        f"The dollars price the output tokens at ${price.output:g} a million and the rest at "
-        f"${rate:g} a million, {why_rate}, from the price list of {prices.PRICES_DATE} "
-        f"([source]({prices.SOURCE})). A real run costs far less: this is "
-        f"what the {'limits' if limits is not None else 'code'} promise{'' if limits is not None else 's'}.",
-        f"料金は、出力トークンを 100 万あたり ${price.output:g}、残りを 100 万あたり ${rate:g} で計算しています。"
-        f"後者は{why_rate}。価格は {prices.PRICES_DATE} の価格表によります（[出典]({prices.SOURCE})）。実際の実行は"
-        f"これよりずっと安く済みます。これは{'上限' if limits is not None else 'コード'}が約束する値です。"))
+        f"Output at ${price.output:g} a million tokens, the rest at ${rate:g} ({why_rate}); prices of "
+        f"{prices.PRICES_DATE} ([source]({prices.SOURCE})). This is what the "
+        f"{'limits' if limits is not None else 'code'} promise{'' if limits is not None else 's'}; a real run costs far less.",
+        f"出力は 100 万トークンあたり ${price.output:g}、残りは ${rate:g}（{why_rate}）。価格は {prices.PRICES_DATE} の"
+        f"ものです（[出典]({prices.SOURCE})）。これは{'上限' if limits is not None else 'コード'}が約束する値で、"
+        "実際の実行はずっと安く済みます。"))
     return "\n".join(lines) + "\n"
 
 
@@ -356,18 +339,19 @@ def failed_call(stage: str) -> str:
     if failed is None:
         raise PlaceholderError(f"the run of {stage} on {task!r} made no call that failed")
     call = calls[failed["tool_use_id"]]
-    shown = "\n".join(json.dumps(block, ensure_ascii=False, indent=2) for block in
+    # One line a block: the two blocks are what matters, not their indentation.
+    shown = "\n".join(json.dumps(block, ensure_ascii=False) for block in
                       ({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["input"]}, failed))
     lines = [say("**3. What does a failed tool call return to the model?**", "**3. 失敗したツール呼び出しはモデルに何を返すか**"), "",
-             say(f"A `tool_result` with `is_error` set, in the next user message, and the run goes on. Here is the "
-                 f"call and its answer from a run of {stage} on the offline model, made while this page was built "
-                 f"(the task: \"{task}\", a file the workspace does not have):",
-                 f"`is_error` を設定した `tool_result` を次の user メッセージで返し、実行は続きます。次に示すのは、"
-                 f"このページのビルド中にオフラインモデルで動かした {stage} の実行の、呼び出しとその答えです"
-                 f"（タスクは「{task}」で、ワークスペースにないファイルを読ませます）。"), "",
+             say(f"A `tool_result` with `is_error` set, in the next user message, and the run goes on. The call and "
+                 f"its answer, from a run of {stage} on the offline model while this page was built (\"{task}\": "
+                 "the workspace has no such file):",
+                 f"`is_error` を設定した `tool_result` を次の user メッセージで返し、実行は続きます。このページの"
+                 f"ビルド中にオフラインモデルで動かした {stage} の呼び出しとその答えです（「{task}」。そのファイルは"
+                 "ワークスペースにありません）。"), "",
              fenced("json", shown.replace(workspace, "<workspace>")).rstrip("\n"), "",
-             say(f"The model reads exactly this text on its next call, and nothing else about the failure; the run "
-                 f"ended with `{result['stop_reason']}` after {result['turns']} turns.",
-                 f"モデルが次の呼び出しで読むのはちょうどこのテキストで、失敗についてほかには何も読みません。実行は "
-                 f"{result['turns']} ターンのあと `{result['stop_reason']}` で終わりました。")]
+             say(f"This text is all the model reads of the failure; the run ended with `{result['stop_reason']}` "
+                 f"after {result['turns']} turns.",
+                 f"失敗についてモデルが読むのはこのテキストだけです。実行は {result['turns']} ターンのあと "
+                 f"`{result['stop_reason']}` で終わりました。")]
     return "\n".join(lines) + "\n"
