@@ -1044,10 +1044,13 @@ def only_stages(copies: list[tuple], wanted: set[str]) -> list[tuple]:
     them, a row of 0 points for it that says what was found instead: an easier stage handed in for the
     assignment's (an s00 in a folder named ``hw``) is a 0 of the assignment, never a student left out. A
     student whose folder held no copy at all has that row already (find_copies)."""
-    kept = [copy for copy in copies if copy[1] in wanted or not copy[1]]
+    kept = [copy for copy in copies if copy[1] in wanted]
     for student in dict.fromkeys(copy[0] for copy in copies):
         theirs = [copy for copy in copies if copy[0] == student]
-        if any(not copy[1] for copy in theirs):
+        if nothing := next((copy for copy in theirs if not copy[1]), None):
+            # no copy at all (a repository that could not be cloned, an empty folder): 0 of each stage's
+            # points, with the reason, so that the gradebook's maximum is the same for every student
+            kept += [(student, stage, nothing[2], nothing[3] if len(nothing) > 3 else "no copy") for stage in sorted(wanted)]
             continue
         others = [copy for copy in theirs if copy[1] not in wanted]
         found = ", ".join(f"{copy[1]} in {printable_name(str(copy[2]))}" for copy in others[:3]) or "nothing"
@@ -1327,12 +1330,41 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
         writer.writeheader()
         writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in rows(grades))
     book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8", errors="backslashreplace")
+    write_wide_gradebook(grades, out / WIDE_GRADEBOOK)
     cards = out / "scorecards"
     cards.mkdir(exist_ok=True)
     for grade in grades:
         (cards / f"{file_name(grade.student)}-{grade.stage or 'none'}.txt").write_text(
             scorecard(grade, whole=True) + "\n", encoding="utf-8", errors="backslashreplace")
     return book_csv, book_json
+
+
+WIDE_GRADEBOOK = "gradebook-by-student.csv"
+
+
+def wide_rows(grades: list[CopyGrade]) -> tuple[list[str], list[dict]]:
+    """A row per student: each stage's points, each stage's maximum, and the totals (the spreadsheet an
+    instructor copies into a course's gradebook; the long gradebook keeps a row per exercise)."""
+    stages = sorted({grade.stage for grade in grades if grade.stage})
+    columns = ["student"] + [f"{stage} {what}" for stage in stages for what in ("points", "max")] + ["points", "max_points"]
+    table: dict[str, dict] = {}
+    for grade in grades:
+        row = table.setdefault(grade.student, {"student": grade.student, "points": 0.0, "max_points": 0.0})
+        if grade.stage:
+            row[f"{grade.stage} points"] = round(row.get(f"{grade.stage} points", 0.0) + grade.points, 2)
+            row[f"{grade.stage} max"] = round(row.get(f"{grade.stage} max", 0.0) + grade.max_points, 2)
+        row["points"] = round(row["points"] + grade.points, 2)
+        row["max_points"] = round(row["max_points"] + grade.max_points, 2)
+    return columns, list(table.values())
+
+
+def write_wide_gradebook(grades: list[CopyGrade], path: Path) -> Path:
+    columns, table = wide_rows(grades)
+    with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
+        writer = csv.DictWriter(handle, columns, quoting=csv.QUOTE_ALL, restval="")
+        writer.writeheader()
+        writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in table)
+    return path
 
 
 def file_name(student: str) -> str:
