@@ -320,6 +320,15 @@ def test_a_time_limit_says_whether_the_copy_computed_or_waited(cpu, said):
     assert grading._missing(run, 1, options) == "not reached before the time limit"
 
 
+@pytest.mark.parametrize("limit", [6, 60])
+def test_a_loop_that_never_ends_is_diagnosed_alike_on_an_idle_and_a_loaded_machine(limit):
+    """The same loop, given the whole of a core or a quarter of one (8 graders on 2 cores): both computing."""
+    options = grading.Options(limits=grading_jail.Limits(seconds=limit))
+    said = {share: grading._missing(grading.ChildRun({}, "", grading_jail.TIMED_OUT, "", limit, cpu_seconds=limit * share),
+                                    0, options) for share in (0.98, 0.25)}
+    assert all("computing all along" in line for line in said.values()), said
+
+
 @needs_confinement
 def test_a_copy_that_leaves_a_thread_running_keeps_its_results(cheats):
     assert verdicts(cheats["grades"]["leaves a thread running"])[1] == 1.0

@@ -943,7 +943,10 @@ def _missing(run: ChildRun, position: int, options: Options) -> str:
         limit = options.limits.seconds
         if run.cpu_seconds is None:
             return f"still running at the time limit ({limit:g} s): does a loop never end?"
-        if run.cpu_seconds >= limit / 2:
+        # The CPU the case used, against a bound that a loaded machine still lets a loop reach: a loop that
+        # never ends computes whenever it is scheduled (a twentieth of a core is enough to pass the bound),
+        # a wait computes nothing, and right code that was starved used less than it needs (about a second).
+        if run.cpu_seconds >= min(limit / 2, max(1.0, limit / 20)):
             return f"still running at the time limit ({limit:g} s), computing all along ({run.cpu_seconds:.1f} s of CPU): does a loop never end?"
         # Little CPU in all that time: the copy waited, or the machine was too busy to run it. Right code on
         # a loaded machine must not lose its points without a word: the line says to grade it again.
