@@ -138,3 +138,26 @@ def test_a_copy_that_names_a_version_it_does_not_match_is_refused_saying_both(tm
     (copy / exercises.VERSION_FILE).write_text("stage: s03\ncourse: 0.0.9\ncommit: 0000000000000000\n", encoding="utf-8")
     with pytest.raises(grading.Refused, match=r"made from course 0\.0\.9 .*this course is .*git checkout"):
         grading.read_copy("s03", copy)
+
+
+@pytest.mark.parametrize("code", ["import json\nreturn None", "return open('x').read()", "return eval('1')",
+                                  "exec('x = 1')\nreturn None", "return getattr(state, 'turn_count')",
+                                  "setattr(state, 'turn_count', 0)\nreturn None", "return globals()",
+                                  "return sys.argv", "return os.getcwd()", "return state.__class__"])
+def test_each_thing_the_copys_header_and_the_chapter_forbid_is_refused(code):
+    named = [word for word in exercise_text.REGION_RULES_NAMED if word in code]
+    assert named and all(f"{word}" in exercise_text.REGION_RULES for word in named)
+    body = grading.Body(1, "agent.py", 10, textwrap.indent(code + "\n", "    "), False, "    ")
+    assert grading.region_problems(body, "s03"), code
+
+
+def test_the_rules_stand_at_the_top_of_the_copy_and_in_both_chapters(tmp_path):
+    copy = exercises.make_student_copy("s03", tmp_path / "s03")
+    assert (copy / "agent.py").read_text(encoding="utf-8").startswith(exercise_text.copy_header("s03"))
+    regions = exercises.stage_regions("s03")
+    assert exercise_text.REGION_RULES in exercise_text.section("s03", regions)
+    assert exercise_text.REGION_RULES_JA in exercise_text.section("s03", regions, "ja")
+    # a copy without the header (deleted, or made before it was written) is the same copy
+    agent = copy / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8").removeprefix(exercise_text.copy_header("s03")), encoding="utf-8")
+    assert all(body.is_stub for body in grading.read_copy("s03", copy).values())

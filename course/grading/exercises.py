@@ -253,6 +253,9 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
     students = {}
     for module in stage_modules(stage):
         stubbed = stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
+        if any(r.file == module.name for r in regions):
+            from course.grading import exercise_text  # what a region may not use, before the student writes one
+            stubbed = exercise_text.copy_header(stage) + stubbed
         _ensure_compiles(stubbed, f"the student copy of {stage}/{module.name}")
         students[module.name] = stubbed
     try:

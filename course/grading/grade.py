@@ -187,8 +187,9 @@ def _files(stage: str, versions: tuple) -> tuple[tuple, tuple]:
     """(stubbed, reference) files of a stage, read once per version of its modules: a class is many copies."""
     regions = _regions(stage, versions)
     modules = graded_modules(stage)
-    stubbed = {module.name: exercises.stub_out(module.read_text(encoding="utf-8"),
-                                               [r for r in regions if r.file == module.name], stage) for module in modules}
+    stubbed = {module.name: (exercise_text.copy_header(stage) if any(r.file == module.name for r in regions) else "")
+               + exercises.stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
+               for module in modules}
     reference = {module.name: module.read_text(encoding="utf-8") for module in modules}
     if exercise_text.extension(stage):
         stubbed[EXTENSION_FILE] = reference[EXTENSION_FILE] = exercise_text.extension_template(stage)
@@ -290,11 +291,18 @@ def _refuse_long_regions(name: str, lines: list[str], handed_out: int) -> None:
 
 
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+_HEADER = re.compile(r"# A student copy of s\d\d: write only between .*")
+_HEADER_LINES = len(exercise_text.copy_header("s00").splitlines())
 
 
 def _comparable(text: str) -> list[str]:
-    """The lines that count: trailing spaces, blank lines and a coding declaration (first two lines) do not."""
+    """The lines that count: trailing spaces, blank lines, a coding declaration (first two lines) and the
+    copy's header (what a region may not use: a copy made before it, or without it, is the same copy) do not."""
     lines = [line.rstrip() for line in text.splitlines()]
+    for at in (0, 1):  # after a coding declaration, if the student added one
+        if len(lines) > at and _HEADER.fullmatch(lines[at]):
+            lines = lines[:at] + lines[at + _HEADER_LINES:]
+            break
     return [line for number, line in enumerate(lines) if line and not (number < 2 and CODING.match(line))]
 
 
