@@ -219,7 +219,7 @@ def test_no_cheat_changes_another_copys_grade(cheats):
     honest = cheats["grades"]["honest"]
     # The honest copy's grade beside the cheats is the grade its code earns.
     assert verdicts(honest) == {1: 1.0, 2: 1.0, 3: 0.0}, [(r.exercise.number, r.reason) for r in honest.results]
-    assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith('"""')
+    assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith(exercise_text.copy_header("s03") + '"""')
 
 
 def parses_that_fail_when_they_overlap(real_parse):
