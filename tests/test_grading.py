@@ -219,7 +219,7 @@ def test_no_cheat_changes_another_copys_grade(cheats):
     honest = cheats["grades"]["honest"]
     # The honest copy's grade beside the cheats is the grade its code earns.
     assert verdicts(honest) == {1: 1.0, 2: 1.0, 3: 0.0}, [(r.exercise.number, r.reason) for r in honest.results]
-    assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith('"""')
+    assert (cheats["honest"] / "agent.py").read_text(encoding="utf-8").startswith(exercise_text.copy_header("s03") + '"""')
 
 
 def parses_that_fail_when_they_overlap(real_parse):
@@ -318,6 +318,15 @@ def test_a_time_limit_says_whether_the_copy_computed_or_waited(cpu, said):
     options = grading.Options(limits=grading_jail.Limits(seconds=6))
     assert said in grading._missing(run, 0, options) and "(6 s)" in grading._missing(run, 0, options)
     assert grading._missing(run, 1, options) == "not reached before the time limit"
+
+
+@pytest.mark.parametrize("limit", [6, 60])
+def test_a_loop_that_never_ends_is_diagnosed_alike_on_an_idle_and_a_loaded_machine(limit):
+    """The same loop, given the whole of a core or a quarter of one (8 graders on 2 cores): both computing."""
+    options = grading.Options(limits=grading_jail.Limits(seconds=limit))
+    said = {share: grading._missing(grading.ChildRun({}, "", grading_jail.TIMED_OUT, "", limit, cpu_seconds=limit * share),
+                                    0, options) for share in (0.98, 0.25)}
+    assert all("computing all along" in line for line in said.values()), said
 
 
 @needs_confinement

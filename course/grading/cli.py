@@ -144,13 +144,17 @@ def do_audit(args) -> int:
 def do_grade(args, _) -> int:
     if args.audit:
         return do_audit(args)
-    paths = list(args.paths)
+    paths, not_cloned = list(args.paths), {}
     if args.repos:
-        paths.append(str(collect(Path(args.repos), Path(args.out) / "submissions")))
+        paths.append(str(collect(Path(args.repos), Path(args.out) / "submissions", not_cloned)))
     if not paths:
         raise CourseError("grade takes the folders to grade (CLASS, or CLASS/*), or --repos ROSTER")
     grader_outside(paths)
     copies = grading.find_copies(paths, student=args.student)
+    # a student whose repository could not be cloned: the clone's error is the row's reason, not "no copy"
+    copies = [(name, stage, folder, f"could not clone the repository: {not_cloned[name]}")
+              if not stage and name in not_cloned else (name, stage, folder, *problem)
+              for name, stage, folder, *problem in copies]
     if args.student is None and all(grading.STAGE_NAME.fullmatch(name) for name, *_ in copies):
         # Said, never acted on: a class folder is read the same whatever its students named their folders.
         print(f"note: every student found is named like a stage ({', '.join(sorted({name for name, *_ in copies}))}): "
@@ -174,7 +178,8 @@ def do_grade(args, _) -> int:
               + (f"  ({shown(grade.refused)})" if grade.refused else f"  first failure: exercise "
                  f"{failing.exercise.number}: {shown(failing.reason)}" if failing else ""))
     print(f"{len(grades)} copies graded in {time.perf_counter() - started:.1f} s (seed {options.seed}; "
-          f"{grades[0].confinement}); wrote {book_csv} and {book_json}")
+          f"{grades[0].confinement}); wrote {book_csv}, {book_json} and "
+          f"{Path(args.out) / grading.WIDE_GRADEBOOK} (a row per student)")
     if args.summary:
         with open(args.summary, "a", encoding="utf-8", errors="backslashreplace") as summary:
             summary.write(grading.summary_markdown(grades))
@@ -230,10 +235,10 @@ def grader_outside(paths: list[str]) -> None:
 ROSTER_LINE = re.compile(r"(?P<student>[A-Za-z0-9][A-Za-z0-9._-]{0,63})\s+(?P<url>\S+)(?:\s+(?P<ref>\S+))?")
 
 
-def collect(roster: Path, into: Path) -> Path:
+def collect(roster: Path, into: Path, not_cloned: dict | None = None) -> Path:
     """Clone each student's repository of the roster (``STUDENT URL [REF]`` a line; # a comment) into
     INTO/STUDENT, named by the roster, never by the repository. A repository that cannot be cloned leaves
-    its student's folder empty (graded "no copy"), and the next is cloned."""
+    its student's folder empty (graded 0, with the clone's error in ``not_cloned``), and the next is cloned."""
     import subprocess
     try:
         lines = roster.read_text(encoding="utf-8").splitlines()
@@ -259,8 +264,10 @@ def collect(roster: Path, into: Path) -> Path:
         done = subprocess.run(command, capture_output=True, text=True, timeout=300,
                               env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
         if done.returncode:
-            print(f"{match['student']}: could not clone {shown(match['url'])}: "
-                  f"{shown(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'git failed')}")
+            error = shown(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "git failed")
+            print(f"{match['student']}: could not clone {shown(match['url'])}: {error}")
+            if not_cloned is not None:
+                not_cloned[match["student"]] = error[:200]
     return into
 
 

@@ -475,6 +475,36 @@ def extension_template(stage: str) -> str:
             f"    # <<< exercise {ext.number}\n")
 
 
+# What an exercise region may not use, and why: said in each chapter's exercises section and at the top of
+# each file of a copy, so that a student meets the rule before a check refuses a region for it. The grader's
+# own lists (course/grading/grade.py: BANNED_CALLS, BANNED_MODULES) hold more; a test checks that each thing
+# named here is refused.
+REGION_RULES_NAMED = ("import", "open", "eval", "exec", "getattr", "setattr", "globals", "sys", "os", "__")
+REGION_RULES = (
+    "A region may not import, nor use `open`, `eval`, `exec`, `compile`, `getattr`, `setattr`, `globals`, `vars`, "
+    "the modules `sys`, `os`, `subprocess` and the like, or any name or string that begins with `__`: the region "
+    "is graded with the rest of the stage as the course wrote it, and these are the ways a region could read the "
+    "course's own answers or change what the grader sees. Use the names the module already has.")
+REGION_RULES_JA = (
+    "演習の部分では、import も、`open`、`eval`、`exec`、`compile`、`getattr`、`setattr`、`globals`、`vars` も、"
+    "`sys`、`os`、`subprocess` などのモジュールも、`__` で始まる名前や文字列も使えません。演習の部分はステージの"
+    "ほかの部分をコースが書いたままにして採点するので、これらはコース自身の答えを読んだり、採点プログラムが見るものを"
+    "変えたりする道になるからです。モジュールにすでにある名前を使ってください。")
+
+
+def copy_header(stage: str) -> str:
+    """The comment at the top of each file of a student copy that has exercise regions."""
+    words, lines, line = REGION_RULES.replace("`", "").split(), [], "#"
+    for word in words:
+        if len(line) + 1 + len(word) > 100:
+            lines.append(line)
+            line = "#"
+        line += " " + word
+    lines.append(line)
+    return (f"# A student copy of {stage}: write only between the '# >>> exercise' and '# <<< exercise' markers.\n"
+            + "\n".join(lines) + "\n")
+
+
 def section(stage: str, regions: list, language: str = "en") -> str:
     """The chapter's exercise section, as Markdown: how to get and check a copy, then each exercise
     (``language`` "ja": the Japanese chapter's, from each text's ``ja``)."""
@@ -492,6 +522,8 @@ def section(stage: str, regions: list, language: str = "en") -> str:
         "Write only between an exercise's markers: the grader refuses a copy that changed anything else. "
         "Each exercise is graded alone, with the rest of the stage as the course wrote it, on values drawn "
         "anew at each check (the scorecard prints the number they were drawn from; `--seed N` draws the same again).",
+        "",
+        REGION_RULES,
         "",
     ]
     for region in regions:
@@ -527,6 +559,8 @@ def section_in_japanese(stage: str, regions: list) -> str:
         "書くのは演習の目印の間だけです。それ以外を変えたコピーは、採点が受け付けません。演習は一つずつ、"
         "ステージのほかの部分はコースが書いたままの状態で採点されます。値はチェックのたびに新しく選ばれます"
         "（スコアカードが選んだ元の数を表示し、`--seed N` で同じ値をもう一度選べます）。",
+        "",
+        REGION_RULES_JA,
         "",
     ]
     for region in regions:

@@ -36,6 +36,7 @@ import multiprocessing
 import multiprocessing.context
 import os
 import re
+import subprocess
 import sys
 import threading
 import tempfile
@@ -125,6 +126,34 @@ def _regions_of(source: str, filename: str) -> tuple[Region, ...]:
         _check_body(region, lines, statement_lines, filename)
     _check_unique_numbers(regions, filename)
     return tuple(regions)
+
+
+def marked_regions(source: str, filename: str = "<source>") -> list[Region]:
+    """The regions of a student's file, found by their marker lines alone, without parsing the file: a
+    syntax error in one region must fail that exercise only, so each body is parsed on its own later.
+    Malformed or unbalanced markers raise CourseError, as in ``find_regions``."""
+    regions: list[Region] = []
+    opened: re.Match | None = None
+    opened_on = 0
+    for number, line in enumerate(source.splitlines(), start=1):
+        if not MARKER_LIKE.match(line.lstrip()):
+            continue
+        where = f"{filename}, line {number}"
+        if opening := OPENING.fullmatch(line):
+            if opened:
+                raise CourseError(f"{where}: exercise {opening['number']} opens inside exercise "
+                                  f"{opened['number']} (line {opened_on}); regions cannot nest")
+            opened, opened_on = opening, number
+        elif (closing := CLOSING.fullmatch(line)) and opened and closing["number"] == opened["number"]:
+            regions.append(Region(int(opened["number"]), opened["title"], opened_on, number, opened["indent"]))
+            opened = None
+        else:
+            raise CourseError(f"{where}: this exercise marker was changed or closes no open exercise; keep "
+                              f"'# >>> exercise N: TITLE' and '# <<< exercise N' as they were")
+    if opened:
+        raise CourseError(f"{filename}, line {opened_on}: exercise {opened['number']} is never closed; "
+                          f"add '# <<< exercise {opened['number']}'")
+    return regions
 
 
 def _comment_lines(source: str) -> list[tuple[int, str]]:
@@ -224,6 +253,9 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
     students = {}
     for module in stage_modules(stage):
         stubbed = stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
+        if any(r.file == module.name for r in regions):
+            from course.grading import exercise_text  # what a region may not use, before the student writes one
+            stubbed = exercise_text.copy_header(stage) + stubbed
         _ensure_compiles(stubbed, f"the student copy of {stage}/{module.name}")
         students[module.name] = stubbed
     try:
@@ -232,6 +264,65 @@ def make_student_copy(stage: str, dest, *, force: bool = False) -> Path:
         raise CourseError(f"cannot write a student copy to {dest}: {error.strerror or error}") from None
     print(f"grade it with: {course_command()} check {stage} {dest}")
     return dest
+
+
+VERSION_FILE = ".course-version"
+
+
+def _git(*arguments: str) -> str:
+    """One line of git's answer about the course's own repository, or "" (no git, not a checkout)."""
+    try:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), *arguments], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@functools.lru_cache(maxsize=1)
+def course_version() -> dict[str, str]:
+    """The course as it is here: its package version, and the git commit and tag when it is a checkout."""
+    try:
+        import importlib.metadata
+        version = importlib.metadata.version("agent-loop-course")
+    except Exception:  # not installed as a package: the commit still tells the versions apart
+        version = "unknown"
+    commit = _git("rev-parse", "HEAD")
+    return {"course": version, "commit": commit or "unknown", "tag": _git("describe", "--tags", "--exact-match") if commit else ""}
+
+
+def version_text(stage: str) -> str:
+    known = course_version()
+    return ("# The course version this copy was made from: the grader compares the copy with that version's files.\n"
+            f"stage: {stage}\ncourse: {known['course']}\ncommit: {known['commit']}\n"
+            + (f"tag: {known['tag']}\n" if known["tag"] else ""))
+
+
+def recorded_version(folder: Path) -> dict[str, str]:
+    """What a copy's .course-version says (empty for a copy made before copies recorded it)."""
+    try:
+        text = (Path(folder) / VERSION_FILE).read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return {}
+    return {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in text.splitlines())
+            if not key.startswith("#") and value.strip()}
+
+
+def version_name(recorded: dict[str, str]) -> str:
+    commit = recorded.get("commit", "unknown")
+    return " ".join(part for part in (recorded.get("tag") or "", recorded.get("course", "?"),
+                                      f"(commit {commit[:12]})" if commit != "unknown" else "") if part)
+
+
+def file_at(commit: str, stage: str, name: str) -> str | None:
+    """A stage file as it was at ``commit`` of the course's repository, or None when git cannot say."""
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit or ""):
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{commit}:{stage}/{name}"],
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
 
 
 IGNORE_EVERYTHING = "# A student copy of the course: git ignores this folder (delete this file to track it).\n*\n"
@@ -263,13 +354,16 @@ def _write_copy(dest: Path, stage: str, students: dict[str, str], regions: list)
         (dest / name).write_text(student_source, encoding="utf-8")
         stubbed_here = [region for region in regions if region.file == name]
         print(f"wrote {dest / name}" + (f": {len(stubbed_here)} exercise(s) stubbed out" if stubbed_here else ""))
-    for region in regions:
-        print(f"  exercise {region.number} ({region.file}, line {region.start}): {region.title}")
+    for name, student_source in students.items():  # the line numbers of the copy, where the stubs are shorter
+        for region in marked_regions(student_source, name):
+            print(f"  exercise {region.number} ({name}, line {region.start}): {region.title}")
     from course.grading import exercise_text  # the extension exercise, when the stage has one: a file of its own
     if exercise_text.extension(stage):
         (dest / "extension.py").write_text(exercise_text.extension_template(stage), encoding="utf-8")
         extension = exercise_text.extension(stage)
         print(f"wrote {dest / 'extension.py'}: exercise {extension.number} (extension): {extension.title}")
+    (dest / VERSION_FILE).write_text(version_text(stage), encoding="utf-8")
+    print(f"wrote {dest / VERSION_FILE}: the course version it was made from ({version_name(course_version())})")
     (dest / "__init__.py").write_text(f'"""A student copy of stage {stage}: fill in the exercises of agent.py."""\n',
                                       encoding="utf-8")
     print(f"wrote {dest / '__init__.py'}")

@@ -121,6 +121,7 @@ class CopyGrade:
     seed: int
     refused: str = ""
     confinement: str = ""
+    note: str = ""  # made from another version of the course, and graded all the same
 
     @property
     def points(self) -> float:
@@ -186,8 +187,9 @@ def _files(stage: str, versions: tuple) -> tuple[tuple, tuple]:
     """(stubbed, reference) files of a stage, read once per version of its modules: a class is many copies."""
     regions = _regions(stage, versions)
     modules = graded_modules(stage)
-    stubbed = {module.name: exercises.stub_out(module.read_text(encoding="utf-8"),
-                                               [r for r in regions if r.file == module.name], stage) for module in modules}
+    stubbed = {module.name: (exercise_text.copy_header(stage) if any(r.file == module.name for r in regions) else "")
+               + exercises.stub_out(module.read_text(encoding="utf-8"), [r for r in regions if r.file == module.name], stage)
+               for module in modules}
     reference = {module.name: module.read_text(encoding="utf-8") for module in modules}
     if exercise_text.extension(stage):
         stubbed[EXTENSION_FILE] = reference[EXTENSION_FILE] = exercise_text.extension_template(stage)
@@ -289,11 +291,18 @@ def _refuse_long_regions(name: str, lines: list[str], handed_out: int) -> None:
 
 
 CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+_HEADER = re.compile(r"# A student copy of s\d\d: write only between .*")
+_HEADER_LINES = len(exercise_text.copy_header("s00").splitlines())
 
 
 def _comparable(text: str) -> list[str]:
-    """The lines that count: trailing spaces, blank lines and a coding declaration (first two lines) do not."""
+    """The lines that count: trailing spaces, blank lines, a coding declaration (first two lines) and the
+    copy's header (what a region may not use: a copy made before it, or without it, is the same copy) do not."""
     lines = [line.rstrip() for line in text.splitlines()]
+    for at in (0, 1):  # after a coding declaration, if the student added one
+        if len(lines) > at and _HEADER.fullmatch(lines[at]):
+            lines = lines[:at] + lines[at + _HEADER_LINES:]
+            break
     return [line for number, line in enumerate(lines) if line and not (number < 2 and CODING.match(line))]
 
 
@@ -304,15 +313,27 @@ class Body:
     first_line: int        # in the student's file
     text: str              # the lines between the markers
     is_stub: bool
+    indent: str = ""       # the markers' indentation: where each of the body's statements starts
 
 
 def read_copy(stage: str, folder: Path) -> dict[int, Body]:
     """The copy's region bodies, by exercise number. Raises Refused when the copy is not a copy of ``stage``."""
+    return read_copy_noted(stage, folder)[0]
+
+
+def read_copy_noted(stage: str, folder: Path) -> tuple[dict[int, Body], str]:
+    """The copy's region bodies, and a line to show when it was made from another version of the course.
+    The regions are found by their markers, never by parsing the whole file: each body is parsed on its own
+    when its exercise is graded, so that a syntax error in one fails that exercise only."""
     folder = Path(folder)
     _not_a_link(folder, "the copy's folder")
     if not os.path.lexists(folder / "agent.py"):
         raise Refused(f"no agent.py in {folder}: make a copy with `{exercises.course_command()} exercise {stage} DEST`")
-    stubs, bodies = stub_files(stage), {}
+    recorded = exercises.recorded_version(folder)
+    if recorded.get("stage", stage) != stage and exercises.STAGE_NAME.fullmatch(recorded["stage"]):
+        raise Refused(f"this is a copy of {recorded['stage']}, not of {stage} (its {exercises.VERSION_FILE} says so): "
+                      f"grade it with `{exercises.course_command()} check {recorded['stage']} {folder}`")
+    stubs, bodies, notes = stub_files(stage), {}, []
     for name, stub in stubs.items():
         path = folder / name
         if not os.path.lexists(path):
@@ -321,26 +342,65 @@ def read_copy(stage: str, folder: Path) -> dict[int, Body]:
             raise Refused(f"{name} is missing from the copy")
         source = read_source(path)
         lines = source.splitlines(keepends=True)
-        _refuse_long_regions(name, lines, len(stub))  # before the parse, which costs many times the text
-        regions = exercises.find_regions(source, name)
+        _refuse_long_regions(name, lines, len(stub))  # before any parse, which costs many times the text
+        regions = exercises.marked_regions(source, name)
         expected = {(region.number, region.title) for region in exercises.find_regions(stub, name)}
         if {(region.number, region.title) for region in regions} != expected:
-            raise Refused(f"{name}: the exercise markers were changed; keep each '# >>> exercise N: TITLE' as it was")
+            raise Refused(_markers_changed(stage, name, regions))
         restubbed = exercises.stub_out(source, regions, stage)
         if _comparable(restubbed) != _comparable(stub):
-            diff = list(difflib.unified_diff(_comparable(stub), _comparable(restubbed), f"{name} (as handed out)",
-                                             f"{name} (this copy)", lineterm="", n=1))
-            changed = next((line for line in diff[2:] if line[:1] in "+-"), "")
-            raise Refused(f"{name} was changed outside its exercise regions ({escape_terminal_controls(changed[:100])!r}); "
-                          "only the code between the markers is yours (or the course changed since the copy was made: grade it "
-                          "with the version it was made from)",
-                          "\n".join(escape_terminal_controls(line) for line in diff[:40]))
+            notes.append(_as_handed_out_then(stage, name, source, restubbed, stub, recorded))
         stub_lines = {region.number: region.stub(stage) for region in regions}
         for region in regions:
             text = "".join(lines[region.start:region.end - 1])
             bodies[region.number] = Body(region.number, name, region.start + 1, text,
-                                         text.strip() == stub_lines[region.number].strip())
-    return bodies
+                                         text.strip() == stub_lines[region.number].strip(), region.indent)
+    return bodies, next(iter(notes), "")
+
+
+def _markers_changed(stage: str, name: str, regions: list) -> str:
+    """Why the copy's markers are not the stage's: most often, a copy of another stage."""
+    found = {(region.number, region.title) for region in regions}
+    for other in sorted(path.parent.name for path in exercises.REPO_ROOT.glob("s[0-9][0-9]/agent.py")):
+        if other != stage and name in stub_files(other) and found == {
+                (region.number, region.title) for region in exercises.find_regions(stub_files(other)[name], name)}:
+            return (f"this is a copy of {other}, not of {stage} (its exercises are {other}'s): grade it with "
+                    f"`{exercises.course_command()} check {other} DIR`")
+    return f"{name}: the exercise markers were changed; keep each '# >>> exercise N: TITLE' as it was"
+
+
+def _as_handed_out_then(stage: str, name: str, source: str, restubbed: str, stub: str, recorded: dict) -> str:
+    """The text outside the regions differs from the stage as it is now. A copy made from an earlier version
+    of the course is graded when it is that version's file as handed out (git knows the version it names);
+    otherwise it is refused, saying where it differs, or which versions differ and what to do."""
+    commit, now = recorded.get("commit", ""), exercises.course_version()
+    then = exercises.file_at(commit, stage, name) if commit and commit != now["commit"] else None
+    if then is not None:
+        try:
+            then_stub = exercises.stub_out(then, exercises.find_regions(then, name), stage)
+        except CourseError:
+            then_stub = None
+        if then_stub is not None and _comparable(restubbed) == _comparable(then_stub):
+            return (f"made from course {exercises.version_name(recorded)}, graded against {exercises.version_name(now)}: "
+                    f"{name} is as that version handed it out")
+    try:  # a syntax error outside the regions says where it is, rather than a diff
+        with _ONE_PARSE_AT_A_TIME:
+            ast.parse(source, name)
+    except SyntaxError as error:
+        raise Refused(f"{name}, line {error.lineno}: {error.msg} (outside the exercise regions: only the code "
+                      "between the markers is yours)") from None
+    diff = list(difflib.unified_diff(_comparable(stub), _comparable(restubbed), f"{name} (as handed out)",
+                                     f"{name} (this copy)", lineterm="", n=1))
+    changed = next((line for line in diff[2:] if line[:1] in "+-"), "")
+    if recorded and recorded.get("commit") != now["commit"]:
+        raise Refused(f"{name} differs from the file as handed out: the copy was made from course "
+                      f"{exercises.version_name(recorded)}, this course is {exercises.version_name(now)}; grade it with the "
+                      f"course at that version (git checkout {recorded.get('tag') or recorded.get('commit', '?')[:12]})",
+                      "\n".join(escape_terminal_controls(line) for line in diff[:40]))
+    raise Refused(f"{name} was changed outside its exercise regions ({escape_terminal_controls(changed[:100])!r}); "
+                  "only the code between the markers is yours (or the course changed since the copy was made: grade it "
+                  "with the version it was made from)",
+                  "\n".join(escape_terminal_controls(line) for line in diff[:40]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,6 +617,8 @@ def region_problems(body: Body, stage: str = "") -> list[str]:
             tree = ast.parse(source)
     except SyntaxError as error:
         return [f"{body.file}, line {body.first_line + (error.lineno or 1) - 1}: {error.msg}"]
+    if misplaced := _misindented(body, tree):
+        return [misplaced]
     problems = []
 
     def say(node, what):
@@ -609,6 +671,24 @@ def region_problems(body: Body, stage: str = "") -> list[str]:
         for node, why in _chains_refused(tree, dict(_imported_by(source_of_file))):
             say(node, why)
     return problems[:5]
+
+
+def _misindented(body: Body, tree: ast.AST) -> str:
+    """A statement that does not start at the markers' indentation would not fit the file (the copy's regions
+    are found by their markers, not by a parse of the whole file, which a syntax error would fail whole)."""
+    lines = body.text.splitlines()
+    starts = sorted({node.lineno for node in ast.walk(tree) if isinstance(node, ast.stmt)})
+    if not starts or not body.indent:  # a body read without its markers (a check of the text alone)
+        return ""
+    first = lines[starts[0] - 1]
+    if first[:len(first) - len(first.lstrip())] != body.indent:
+        return (f"{body.file}, line {body.first_line + starts[0] - 1}: exercise {body.exercise} must start at its "
+                "markers' indentation (uneven indentation)")
+    for number in starts:
+        if not lines[number - 1].startswith(body.indent):
+            return (f"{body.file}, line {body.first_line + number - 1}: this statement of exercise {body.exercise} "
+                    "is indented less than its markers (uneven indentation)")
+    return ""
 
 
 def _dedented(text: str) -> str:
@@ -871,7 +951,10 @@ def _missing(run: ChildRun, position: int, options: Options) -> str:
         limit = options.limits.seconds
         if run.cpu_seconds is None:
             return f"still running at the time limit ({limit:g} s): does a loop never end?"
-        if run.cpu_seconds >= limit / 2:
+        # The CPU the case used, against a bound that a loaded machine still lets a loop reach: a loop that
+        # never ends computes whenever it is scheduled (a twentieth of a core is enough to pass the bound),
+        # a wait computes nothing, and right code that was starved used less than it needs (about a second).
+        if run.cpu_seconds >= min(limit / 2, max(1.0, limit / 20)):
             return f"still running at the time limit ({limit:g} s), computing all along ({run.cpu_seconds:.1f} s of CPU): does a loop never end?"
         # Little CPU in all that time: the copy waited, or the machine was too busy to run it. Right code on
         # a loaded machine must not lose its points without a word: the line says to grade it again.
@@ -937,7 +1020,7 @@ def grade_copies(copies: list[tuple], options: Options) -> list[CopyGrade]:
         try:
             if problem and problem[0]:
                 raise Refused(problem[0])
-            bodies = read_copy(stage, Path(folder))
+            bodies, grade.note = read_copy_noted(stage, Path(folder))
             prepared = [_prepared_alone(exercise, bodies.get(exercise.number), seed, options)  # parsed here, in
                         for exercise in stage_exercises(stage)]                              # this thread: see _ONE_PARSE_AT_A_TIME
         except Exception as error:  # nothing in one copy ends the class's run (a parse too deep, an odd file)
@@ -972,10 +1055,13 @@ def only_stages(copies: list[tuple], wanted: set[str]) -> list[tuple]:
     them, a row of 0 points for it that says what was found instead: an easier stage handed in for the
     assignment's (an s00 in a folder named ``hw``) is a 0 of the assignment, never a student left out. A
     student whose folder held no copy at all has that row already (find_copies)."""
-    kept = [copy for copy in copies if copy[1] in wanted or not copy[1]]
+    kept = [copy for copy in copies if copy[1] in wanted]
     for student in dict.fromkeys(copy[0] for copy in copies):
         theirs = [copy for copy in copies if copy[0] == student]
-        if any(not copy[1] for copy in theirs):
+        if nothing := next((copy for copy in theirs if not copy[1]), None):
+            # no copy at all (a repository that could not be cloned, an empty folder): 0 of each stage's
+            # points, with the reason, so that the gradebook's maximum is the same for every student
+            kept += [(student, stage, nothing[2], nothing[3] if len(nothing) > 3 else "no copy") for stage in sorted(wanted)]
             continue
         others = [copy for copy in theirs if copy[1] not in wanted]
         found = ", ".join(f"{copy[1]} in {printable_name(str(copy[2]))}" for copy in others[:3]) or "nothing"
@@ -1175,6 +1261,8 @@ def scorecard(grade: CopyGrade, whole: bool = False) -> str:
                     f"{result.points:g} of {result.max_points:g} points")
     solved = sum(result.passed for result in grade.results)
     text.append(f"total: {solved} of {len(grade.results)} exercises passed; {grade.points:g} of {grade.max_points:g} points")
+    if grade.note:
+        text.append(f"note: {shown_line(grade.note)}")
     if grade.refused:
         text.append(f"refused: {shown_line(grade.refused)}")
         detail = grade.results[0].printed if grade.results else ""
@@ -1253,12 +1341,41 @@ def write_gradebook(grades: list[CopyGrade], out: Path) -> tuple[Path, Path]:
         writer.writeheader()
         writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in rows(grades))
     book_json.write_text(json.dumps(as_json(grades), ensure_ascii=False, indent=1), encoding="utf-8", errors="backslashreplace")
+    write_wide_gradebook(grades, out / WIDE_GRADEBOOK)
     cards = out / "scorecards"
     cards.mkdir(exist_ok=True)
     for grade in grades:
         (cards / f"{file_name(grade.student)}-{grade.stage or 'none'}.txt").write_text(
             scorecard(grade, whole=True) + "\n", encoding="utf-8", errors="backslashreplace")
     return book_csv, book_json
+
+
+WIDE_GRADEBOOK = "gradebook-by-student.csv"
+
+
+def wide_rows(grades: list[CopyGrade]) -> tuple[list[str], list[dict]]:
+    """A row per student: each stage's points, each stage's maximum, and the totals (the spreadsheet an
+    instructor copies into a course's gradebook; the long gradebook keeps a row per exercise)."""
+    stages = sorted({grade.stage for grade in grades if grade.stage})
+    columns = ["student"] + [f"{stage} {what}" for stage in stages for what in ("points", "max")] + ["points", "max_points"]
+    table: dict[str, dict] = {}
+    for grade in grades:
+        row = table.setdefault(grade.student, {"student": grade.student, "points": 0.0, "max_points": 0.0})
+        if grade.stage:
+            row[f"{grade.stage} points"] = round(row.get(f"{grade.stage} points", 0.0) + grade.points, 2)
+            row[f"{grade.stage} max"] = round(row.get(f"{grade.stage} max", 0.0) + grade.max_points, 2)
+        row["points"] = round(row["points"] + grade.points, 2)
+        row["max_points"] = round(row["max_points"] + grade.max_points, 2)
+    return columns, list(table.values())
+
+
+def write_wide_gradebook(grades: list[CopyGrade], path: Path) -> Path:
+    columns, table = wide_rows(grades)
+    with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
+        writer = csv.DictWriter(handle, columns, quoting=csv.QUOTE_ALL, restval="")
+        writer.writeheader()
+        writer.writerows({column: spreadsheet_text(value) for column, value in row.items()} for row in table)
+    return path
 
 
 def file_name(student: str) -> str:
