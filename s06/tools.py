@@ -56,6 +56,8 @@ def read_file(workspace: Path, path: str, offset: int = 0) -> str:
     except UnicodeDecodeError:
         raise ToolError("not_text", f"{path!r} is not UTF-8 text ({file.stat().st_size} bytes, binary?)",
                         "only text files can be read; pick another file") from None
+    # Hidden before the cut: an offset that starts inside a token would leave no form to recognise.
+    text = course.secrets_hidden(text)
     return text[offset:] if offset else text
 
 

@@ -100,3 +100,15 @@ def test_an_approved_command_in_the_loop_shows_the_person_what_it_made_and_undoe
     assert not (world / "notes.sh").exists()
     assert "notes.sh (created)" in person.asked[1][2]
     assert "undone, as the person asked" in json.loads(results[0]["content"])["output"]
+
+
+def test_a_workspace_larger_than_the_check_is_said_to_be_checked_only_in_part(world, monkeypatch):
+    """Past the walk's budget a change may go unseen; saying nothing would read as "nothing changed"."""
+    monkeypatch.setattr(course.sandbox.review, "MOST_ENTRIES", 3)
+    for number in range(6):
+        (world / f"n{number}.txt").write_text("x")
+    said = course.sandbox.review.run_reviewed(world, "a command", None, writes(world, ("out.txt", "y")))
+    assert "only part was checked" in said
+    monkeypatch.setattr(course.sandbox.review, "MOST_ENTRIES", 100_000)
+    said = course.sandbox.review.run_reviewed(world, "a command", None, writes(world, ("out2.txt", "y")))
+    assert "only part was checked" not in said

@@ -77,3 +77,17 @@ def test_a_token_in_a_file_of_an_ordinary_name_reaches_the_model_through_no_read
     assert "AWS_SECRET_ACCESS_KEY=" in json.loads(results[0]["content"])["output"]
     sent = json.dumps(requests, ensure_ascii=False)
     assert not [token for token in tokens if token in sent]
+
+
+def test_a_read_that_starts_inside_a_token_or_after_its_name_shows_no_rest_of_it(world):
+    """An offset cuts the text the model sees; cutting before hiding would leave a token without the form that
+    names it (its prefix, or the secret name before its value)."""
+    lines = [f"{name}{value}" for name, value in ASSIGNED.values()] + list(FAMILIES.values())
+    text = "\n".join(lines) + "\n"
+    (world / "handover.txt").write_text(text, encoding="utf-8")
+    secrets = [value for _, value in ASSIGNED.values()] + list(FAMILIES.values())
+    offsets = sorted({text.index(secret) + cut for secret in secrets for cut in (0, 1, 2)})
+    results, requests = play(world, [("read_file", {"path": "handover.txt", "offset": offset}) for offset in offsets])
+    assert not [result for result in results if result["is_error"]], results
+    sent = json.dumps(requests, ensure_ascii=False)
+    assert not [secret for secret in secrets if secret[3:] in sent]

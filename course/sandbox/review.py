@@ -167,8 +167,9 @@ def run_reviewed(workspace: Path, command: str, person: Person | None, run: Call
     before = snapshot(workspace)
     output = run()
     changes = beyond_plain_data(workspace, before)
+    unchecked = "" if before.complete else "\n[the workspace is larger than the check's budget: only part was checked]"
     if not changes:
-        return output
+        return output + unchecked  # nothing found is not nothing changed when the walk stopped early
     listed = ", ".join(map(str, changes[:MOST_SHOWN])) + (f" and {len(changes) - MOST_SHOWN} more"
                                                           if len(changes) > MOST_SHOWN else "")
     kept = False
@@ -182,5 +183,4 @@ def run_reviewed(workspace: Path, command: str, person: Person | None, run: Call
     left = undo(workspace, before, changes)
     said = (f"{output}\n[undone, {'as the person asked' if person is not None else 'since no person approved it'}: "
             f"{listed}; a command changes without a person only plain data]")
-    unchecked = "" if before.complete else "\n[the workspace is larger than the check's budget: only part was checked]"
     return said + (f"\n[not undone: {'; '.join(left)}]" if left else "") + unchecked
