@@ -224,6 +224,30 @@ def diff(reference: str, mutant: str) -> str:
 # The wrong solutions a chapter warns about, written out, and the mutants that are not wrong
 
 WRONG_SOLUTIONS: dict[tuple[str, int], list[tuple[str, str]]] = {
+    ("s01", 3): [
+        ("a tool_result in any later message counts as the answer, not only in the message right after", """
+missing = []
+for index, message in enumerate(messages):
+    if message["role"] != "assistant" or isinstance(message["content"], str):
+        continue
+    answered = {block.get("tool_use_id") for later in messages[index + 1:]
+                if later["role"] == "user" and isinstance(later["content"], list)
+                for block in later["content"] if block.get("type") == "tool_result"}
+    missing += [block["id"] for block in message["content"] if block.get("type") == "tool_use" and block["id"] not in answered]
+return missing
+"""),
+    ],
+    ("s04", 2): [
+        ("the read-on marker counts from the start of the file, not from the call's offset", """
+if len(output) <= MAX_RESULT_CHARS:
+    return output
+if name == "read_file":
+    how = f"call read_file with offset={MAX_RESULT_CHARS} to read on"
+else:
+    how = "ask for less: a narrower path or a more specific search"
+return output[:MAX_RESULT_CHARS] + f"\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]"
+"""),
+    ],
     ("s06", 1): [
         ("the first matching rule in list order wins (an allow listed before a deny lets the call through)", """
 if call.refused:
@@ -283,7 +307,8 @@ def reference_body(exercise: grading.Exercise) -> str | None:
     holds none (an extension, in a student edition)."""
     if exercise.extension:
         path = SOLUTIONS / f"{exercise.stage}.py"
-        return textwrap.indent(path.read_text(encoding="utf-8").strip("\n") + "\n", "    ") if path.is_file() else None
+        # the file holds the body indented as in a function; dedented first, or it would be indented twice
+        return textwrap.indent(textwrap.dedent(path.read_text(encoding="utf-8")).strip("\n") + "\n", "    ") if path.is_file() else None
     region = next(r for r in exercises.stage_regions(exercise.stage) if r.number == exercise.number)
     lines = grading.reference_files(exercise.stage)[region.file].splitlines(keepends=True)
     return "".join(lines[region.start:region.end - 1])

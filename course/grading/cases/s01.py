@@ -65,23 +65,30 @@ class S01Loop:
         return observed_error(got) or same(got, want)
 
 
+# Every draw holds a call answered only in a later message (one user message too late, beside the results
+# of the calls made since): it is still unanswered, as the contract says "in the message right after".
 @probe("s01", 3, uses_reference=False, module="extension")
 class S01Unanswered:
     def cases(rng):
         cases = []
         for index in range(5):
-            messages, missing = [{"role": "user", "content": f"Task {word(rng)}"}], []
-            for turn in range(rng.randint(1, 4)):
+            messages, missing, late = [{"role": "user", "content": f"Task {word(rng)}"}], [], []
+            for turn in range(rng.randint(2, 4) if index in (1, 3) else rng.randint(1, 4)):
                 ids = [tool_id(rng) for _ in range(rng.randint(1, 3))]
                 messages.append({"role": "assistant", "content": [{"type": "text", "text": "why"}] + [
                     {"type": "tool_use", "id": ident, "name": "read_file", "input": {"path": filename(rng)}} for ident in ids]})
                 answered = [ident for ident in ids if rng.random() < 0.7 or index == 0]
                 if turn == 0 and index == 4:
                     answered = []  # a result message with none of them: the next assistant message follows
+                if turn == 0 and index in (1, 3):
+                    answered = ids[1:]  # the first call's result comes only in a later message
                 missing += [ident for ident in ids if ident not in answered]
-                if answered:
+                results = list(reversed(answered)) + late
+                rng.shuffle(results)
+                late = [ident for ident in ids if ident not in answered] if index in (1, 3) else []
+                if results:
                     messages.append({"role": "user", "content": [
-                        {"type": "tool_result", "tool_use_id": ident, "content": "ok"} for ident in reversed(answered)]})
+                        {"type": "tool_result", "tool_use_id": ident, "content": "ok"} for ident in results]})
             cases.append(Case(f"a history of {len(messages)} messages, {len(missing)} calls unanswered", "finds",
                               {"messages": messages}, missing))
         return cases
