@@ -296,7 +296,13 @@ return allowed[0]
 }
 
 # (stage, exercise) -> {mutant key: why it is right wherever the contract speaks}
-EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {}
+EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
+    ("s01", 3): {
+        "d1239a8cc7": "the next message is looked up before the check that skips the message: a lookup, no effect",
+        "668d99bb2b": "two assignments that do not depend on each other, in the other order",
+        "4af3fd4f37": "only a tool_result block carries a tool_use_id in a user message the contract allows",
+    },
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,17 +329,23 @@ def all_mutants(exercise: grading.Exercise, body: str) -> list[Mutant]:
 
 
 def full_marks_on(exercise: grading.Exercise, text: str, seeds, options: grading.Options) -> int | None:
-    """The first seed on which this body of the exercise gets full marks, or None. The cases of every seed
-    run in one child (a child costs more than its cases) and are judged seed by seed, as a grading would."""
+    """The first seed on which this body of the exercise gets full marks, or None."""
+    found = seeds_of_full_marks(exercise, text, seeds, options)
+    return found[0] if found else None
+
+
+def seeds_of_full_marks(exercise: grading.Exercise, text: str, seeds, options: grading.Options) -> list[int]:
+    """The seeds on which this body of the exercise gets full marks. The cases of every seed run in one
+    child (a child costs more than its cases) and are judged seed by seed, as a grading would."""
     body = grading.Body(exercise.number, exercise.file, 1, text, False)
     readies = {seed: grading.prepare_exercise(exercise, body, seed, options) for seed in seeds}
     if any(ready.result is not None for ready in readies.values()):
-        return None  # refused before running (the region check): never full marks
+        return []  # refused before running (the region check): never full marks
     probes = grading.grading_probes.probes_for(exercise.stage, exercise.number, options.extra_tests)
     jobs = [{"exercise": exercise.number, "probe": index, "params": case.params}
             for ready in readies.values() for index, case in ready.drawn]
     run = grading.run_child(exercise.stage, readies[seeds[0]].files, probes[0].module, jobs, options)
-    offset = 0
+    offset, full = 0, []
     for seed, ready in readies.items():
         wants = grading.reference_observations(exercise.stage, exercise.number, seed, options) \
             if grading._judged_by_reference(exercise.stage, exercise.number, options) else {}
@@ -346,8 +358,8 @@ def full_marks_on(exercise: grading.Exercise, text: str, seeds, options: grading
                 passed = False
         offset += len(ready.drawn)
         if passed and ready.drawn and not run.import_error:
-            return seed
-    return None
+            full.append(seed)
+    return full
 
 
 def audit_exercise(exercise: grading.Exercise, options: grading.Options, seeds=SEEDS, sample: int = 0,
@@ -359,9 +371,11 @@ def audit_exercise(exercise: grading.Exercise, options: grading.Options, seeds=S
     if body is None:
         audit.skipped = "no reference solution in this checkout"
         return audit
-    if full_marks_on(exercise, textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n",
-                                               exercises._indentation(body.splitlines()[0])), seeds[:1], options) is None:
-        audit.skipped = "the reference, rewritten from its syntax tree, does not get full marks: the audit would mean nothing"
+    rewritten = textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n", exercises._indentation(body.splitlines()[0]))
+    short = [seed for seed in seeds if seed not in seeds_of_full_marks(exercise, rewritten, seeds, options)]
+    if short:  # on every seed: a case the reference fails would kill mutants for the wrong reason
+        audit.skipped = (f"the reference, rewritten from its syntax tree, does not get full marks on seed {short[0]}: "
+                         "the audit would mean nothing")
         return audit
     found = all_mutants(exercise, body)
     if sample:

@@ -65,7 +65,7 @@ class S01Loop:
         return observed_error(got) or same(got, want)
 
 
-# Every draw holds a call answered only in a later message (one user message too late, beside the results
+# Every draw holds a reply whose content is a string, a history that ends on calls, and a call answered only in a later message (one user message too late, beside the results
 # of the calls made since): it is still unanswered, as the contract says "in the message right after".
 @probe("s01", 3, uses_reference=False, module="extension")
 class S01Unanswered:
@@ -73,13 +73,16 @@ class S01Unanswered:
         cases = []
         for index in range(5):
             messages, missing, late = [{"role": "user", "content": f"Task {word(rng)}"}], [], []
-            for turn in range(rng.randint(2, 4) if index in (1, 3) else rng.randint(1, 4)):
+            if index == 2:  # a reply of plain text, as a string: it has no blocks, so no calls
+                messages += [{"role": "assistant", "content": text(rng)}, {"role": "user", "content": text(rng)}]
+            turns = rng.randint(2, 4) if index in (1, 3, 4) else rng.randint(1, 4)
+            for turn in range(turns):
                 ids = [tool_id(rng) for _ in range(rng.randint(1, 3))]
                 messages.append({"role": "assistant", "content": [{"type": "text", "text": "why"}] + [
                     {"type": "tool_use", "id": ident, "name": "read_file", "input": {"path": filename(rng)}} for ident in ids]})
                 answered = [ident for ident in ids if rng.random() < 0.7 or index == 0]
-                if turn == 0 and index == 4:
-                    answered = []  # a result message with none of them: the next assistant message follows
+                if turn in (0, turns - 1) and index == 4:
+                    answered = []  # no result message: the next assistant message follows, or the history ends
                 if turn == 0 and index in (1, 3):
                     answered = ids[1:]  # the first call's result comes only in a later message
                 missing += [ident for ident in ids if ident not in answered]
