@@ -245,7 +245,7 @@ if name == "read_file":
     how = f"call read_file with offset={MAX_RESULT_CHARS} to read on"
 else:
     how = "ask for less: a narrower path or a more specific search"
-return output[:MAX_RESULT_CHARS] + f"\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]"
+return output[:MAX_RESULT_CHARS] + f"\\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]"
 """),
     ],
     ("s06", 1): [
@@ -363,22 +363,26 @@ def seeds_of_full_marks(exercise: grading.Exercise, text: str, seeds, options: g
 
 
 def audit_exercise(exercise: grading.Exercise, options: grading.Options, seeds=SEEDS, sample: int = 0,
-                   jobs: int = 0) -> Audit:
+                   jobs: int = 0, only_written: bool = False) -> Audit:
     """Grade the exercise's mutants on ``seeds``; ``sample``: only the hand-written ones and every
-    ``sample``-th generated one (a quick check; the command audits all)."""
+    ``sample``-th generated one (a quick check; the command audits all); ``only_written``: the hand-written
+    ones alone."""
     audit = Audit(exercise)
     body = reference_body(exercise)
     if body is None:
         audit.skipped = "no reference solution in this checkout"
         return audit
-    rewritten = textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n", exercises._indentation(body.splitlines()[0]))
-    short = [seed for seed in seeds if seed not in seeds_of_full_marks(exercise, rewritten, seeds, options)]
+    rewritten = "" if only_written else textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n", exercises._indentation(body.splitlines()[0]))
+    # (the check of the hand-written ones alone leaves this to the full audit, which makes it once)
+    short = [seed for seed in seeds if seed not in seeds_of_full_marks(exercise, rewritten, seeds, options)] if rewritten else []
     if short:  # on every seed: a case the reference fails would kill mutants for the wrong reason
         audit.skipped = (f"the reference, rewritten from its syntax tree, does not get full marks on seed {short[0]}: "
                          "the audit would mean nothing")
         return audit
     found = all_mutants(exercise, body)
-    if sample:
+    if only_written:
+        found = [m for m in found if m.what.startswith("wrong on purpose")]
+    elif sample:
         found = [m for m in found if m.what.startswith("wrong on purpose")] + \
                 [m for m in found if not m.what.startswith("wrong on purpose")][::sample]
     listed = EQUIVALENT.get((exercise.stage, exercise.number), {})
