@@ -297,6 +297,9 @@ return allowed[0]
 
 # (stage, exercise) -> {mutant key: why it is right wherever the contract speaks}
 EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
+    ("s04", 2): {
+        "0e83cf392b": "the marker's advice is made before the early return of a short result: made, then not used",
+    },
     ("s01", 3): {
         "d1239a8cc7": "the next message is looked up before the check that skips the message: a lookup, no effect",
         "668d99bb2b": "two assignments that do not depend on each other, in the other order",

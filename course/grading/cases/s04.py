@@ -74,8 +74,9 @@ class S04Cut:
         cases = []
         for extra in (0, -rng.randint(1, 50), rng.randint(1, 9), rng.randint(500, 20_000)):
             for tool in (("read_file", "search_files") if extra else ("read_file",)):
-                # Just over the limit, a read always starts at an offset: the marker must count from there.
-                offset = rng.randint(1, 30) * 100 if 0 < extra < 10 else rng.choice([0, rng.randint(1, 30) * 100])
+                # Just over the limit, a read always starts at an offset: the marker must count from there; far
+                # over it, a read never names one: the marker counts from the start.
+                offset = rng.randint(1, 30) * 100 if 0 < extra < 10 else 0 if extra >= 500 else rng.choice([0, rng.randint(1, 30) * 100])
                 arguments = {"path": filename(rng)} | ({"offset": offset} if offset and tool == "read_file" else {})
                 if tool == "search_files":
                     arguments = {"text": word(rng)}
@@ -107,7 +108,7 @@ class S04Cut:
         numbers = [length - limit, length]
         if case.params["tool"] == "read_file":
             numbers.append(case.params["arguments"].get("offset", 0) + limit)
-        missing = [n for n in numbers if str(n) not in marker]
+        missing = [n for n in numbers if not re.search(rf"(?<![0-9]){n}(?![0-9])", marker)]  # a number, not a part of one
         if missing:
             return f"the marker after the kept text should give {', '.join(map(str, numbers))}: got {shown(marker)}"
         if len(marker) > 400:
