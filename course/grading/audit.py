@@ -297,6 +297,9 @@ return allowed[0]
 
 # (stage, exercise) -> {mutant key: why it is right wherever the contract speaks}
 EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
+    ("s02", 3): {
+        "fcd41cabbb": "only the words of the error's message change; the cases pin its type, never its wording",
+    },
     ("s04", 2): {
         "0e83cf392b": "the marker's advice is made before the early return of a short result: made, then not used",
     },
