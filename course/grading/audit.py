@@ -297,6 +297,10 @@ return allowed[0]
 
 # (stage, exercise) -> {mutant key: why it is right wherever the contract speaks}
 EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
+    ("s02", 1): {
+        "42f3edfb14": "the reason is recorded in two places that do not depend on each other, in the other order",
+        "2560d54ab9": "the trace is told before the list is appended to: neither reads the other",
+    },
     ("s02", 3): {
         "fcd41cabbb": "only the words of the error's message change; the cases pin its type, never its wording",
     },

@@ -49,7 +49,7 @@ class S02Loop:
             return raised(error)
         return {"turns": result.turns, "answer": result.answer, "stop_reason": result.stop_reason,
                 "transitions": list(result.transitions),
-                "saved": [[record["turn"], record["stop_reason"]] for record in records][-2:]}
+                "saved": [[record["turn"], record["stop_reason"]] for record in records]}  # a line per turn
 
     def judge(case, got, want):
         return observed_error(got) or same(got, want)
