@@ -304,6 +304,10 @@ EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
     ("s02", 3): {
         "fcd41cabbb": "only the words of the error's message change; the cases pin its type, never its wording",
     },
+    ("s04", 1): {
+        "f156957f5f": "get_close_matches lists the best match first: asking for two still names the same closest tool",
+        "39bec5c1f4": "with n=1 the list holds one match at most: its last item is its first",
+    },
     ("s04", 2): {
         "0e83cf392b": "the marker's advice is made before the early return of a short result: made, then not used",
     },
