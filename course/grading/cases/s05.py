@@ -24,11 +24,15 @@ def tool_history(rng: random.Random, turns: int, masked: set = frozenset()) -> l
 class S05Mask:
     def cases(rng):
         cases = []
-        for index in range(5):
+        # Every draw also holds the bounds: more to keep than there are results (nothing is old), and an
+        # at_least exactly what masking would free (the driver adds it up: enough, so it masks).
+        for index in range(7):
             turns, keep = rng.randint(3, 8), rng.randint(1, 3)
+            if index == 5:
+                keep = turns + rng.randint(2, 3)
             masked = {rng.randrange(0, max(turns - keep, 1))} if index == 2 else set()
-            at_least = {3: rng.randint(20_000, 10**6), 4: rng.randint(1, 20)}.get(index, 0)
-            group = "masks only when enough is freed" if index >= 3 else "masks the old ones"
+            at_least = {3: rng.randint(20_000, 10**6), 4: rng.randint(1, 20), 6: "exactly what is freed"}.get(index, 0)
+            group = "masks only when enough is freed" if index in (3, 4, 6) else "masks the old ones"
             cases.append(Case(f"{turns} results, keep {keep}, at_least {at_least}", group,
                               {"messages": tool_history(rng, turns, masked), "keep": keep, "at_least": at_least}))
         return cases
@@ -36,7 +40,12 @@ class S05Mask:
     def drive(module, params, work):
         messages = json.loads(json.dumps(params["messages"]))
         try:
-            count = module.mask_old_results(messages, params["keep"], params["at_least"])
+            at_least = params["at_least"]
+            if isinstance(at_least, str):  # the tokens of the results older than the kept ones, none masked yet
+                results = [block for message in messages if message["role"] == "user" and isinstance(message["content"], list)
+                           for block in message["content"] if block.get("type") == "tool_result"]
+                at_least = sum(module.estimate_tokens(block["content"]) for block in results[:max(len(results) - params["keep"], 0)])
+            count = module.mask_old_results(messages, params["keep"], at_least)
         except BaseException as error:
             return raised(error)
         return {"count": count, "messages": messages}
