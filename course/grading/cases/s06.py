@@ -7,7 +7,6 @@ import random
 from course.grading.cases.common import *  # noqa: F403
 
 
-# Each group holds calls with different right verdicts: one verdict for every call passes no group.
 # Each group holds calls with different right verdicts: one verdict for every call passes no group. Every draw
 # holds each clause of the contract: an allow-all listed before a deny or an ask rule, a call both a deny and an
 # ask rule match, a person's "always" facing a deny rule, an ask rule, and a command "always" may not cover,
