@@ -51,10 +51,27 @@ def exercise(stage: str, number: int) -> grading.Exercise:
 
 
 @needs_confinement
-@pytest.mark.parametrize("stage,number,sample", [("s04", 2, 5)])
+@pytest.mark.parametrize("stage,number", sorted(grading_audit.WRONG_SOLUTIONS))
+def test_every_wrong_solution_a_chapter_warns_about_fails_on_every_seed(stage, number):
+    """The wrong solutions written out (s06's first-match-in-list-order decide and an "always" read before the
+    deny rules; s01's result in any later message; s04's marker that forgets the offset): none gets full marks on
+    the audit's first two seeds (the full audit, `python -m course grade --audit`, grades them on all five: a
+    reference run per seed costs seconds, more than the suite's budget allows here)."""
+    grading.pin_versions([stage])
+    try:
+        found = grading_audit.audit_exercise(exercise(stage, number), grading.Options(jobs=2),
+                                             seeds=grading_audit.SEEDS[:2], only_written=True)
+    finally:
+        grading._PINNED.clear()
+    assert not found.skipped, found.skipped
+    assert found.made == len(grading_audit.WRONG_SOLUTIONS[stage, number])
+    assert not found.survivors, grading_audit.report([found], grading_audit.SEEDS[:2])
+
+
+@needs_confinement
+@pytest.mark.parametrize("stage,number,sample", [("s01", 3, 7)])
 def test_no_sampled_mutant_gets_full_marks_unless_listed_as_equivalent(stage, number, sample):
-    """The hand-written wrong solutions (s06's first-match-in-list-order decide, an "always" read before
-    the deny rules) and a sample of the generated mutants, each on two seeds."""
+    """A sample of the generated mutants of an exercise, on two seeds."""
     grading.pin_versions([stage])
     try:
         found = grading_audit.audit_exercise(exercise(stage, number), grading.Options(jobs=2), seeds=(7, 8), sample=sample)

@@ -224,6 +224,30 @@ def diff(reference: str, mutant: str) -> str:
 # The wrong solutions a chapter warns about, written out, and the mutants that are not wrong
 
 WRONG_SOLUTIONS: dict[tuple[str, int], list[tuple[str, str]]] = {
+    ("s01", 3): [
+        ("a tool_result in any later message counts as the answer, not only in the message right after", """
+missing = []
+for index, message in enumerate(messages):
+    if message["role"] != "assistant" or isinstance(message["content"], str):
+        continue
+    answered = {block.get("tool_use_id") for later in messages[index + 1:]
+                if later["role"] == "user" and isinstance(later["content"], list)
+                for block in later["content"] if block.get("type") == "tool_result"}
+    missing += [block["id"] for block in message["content"] if block.get("type") == "tool_use" and block["id"] not in answered]
+return missing
+"""),
+    ],
+    ("s04", 2): [
+        ("the read-on marker counts from the start of the file, not from the call's offset", """
+if len(output) <= MAX_RESULT_CHARS:
+    return output
+if name == "read_file":
+    how = f"call read_file with offset={MAX_RESULT_CHARS} to read on"
+else:
+    how = "ask for less: a narrower path or a more specific search"
+return output[:MAX_RESULT_CHARS] + f"\\n[cut: {len(output) - MAX_RESULT_CHARS} of {len(output)} characters not shown; {how}]"
+"""),
+    ],
     ("s06", 1): [
         ("the first matching rule in list order wins (an allow listed before a deny lets the call through)", """
 if call.refused:
@@ -272,7 +296,31 @@ return allowed[0]
 }
 
 # (stage, exercise) -> {mutant key: why it is right wherever the contract speaks}
-EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {}
+EQUIVALENT: dict[tuple[str, int], dict[str, str]] = {
+    ("s02", 1): {
+        "42f3edfb14": "the reason is recorded in two places that do not depend on each other, in the other order",
+        "2560d54ab9": "the trace is told before the list is appended to: neither reads the other",
+    },
+    ("s02", 3): {
+        "fcd41cabbb": "only the words of the error's message change; the cases pin its type, never its wording",
+    },
+    ("s05", 1): {
+        "9f51656196": "two lookups that do not depend on each other, in the other order",
+        "4d489e2aa9": "the stub's wording is free (the contract asks for a shorter text): non-ASCII arguments escaped still say the same",
+    },
+    ("s04", 1): {
+        "f156957f5f": "get_close_matches lists the best match first: asking for two still names the same closest tool",
+        "39bec5c1f4": "with n=1 the list holds one match at most: its last item is its first",
+    },
+    ("s04", 2): {
+        "0e83cf392b": "the marker's advice is made before the early return of a short result: made, then not used",
+    },
+    ("s01", 3): {
+        "d1239a8cc7": "the next message is looked up before the check that skips the message: a lookup, no effect",
+        "668d99bb2b": "two assignments that do not depend on each other, in the other order",
+        "4af3fd4f37": "only a tool_result block carries a tool_use_id in a user message the contract allows",
+    },
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +331,8 @@ def reference_body(exercise: grading.Exercise) -> str | None:
     holds none (an extension, in a student edition)."""
     if exercise.extension:
         path = SOLUTIONS / f"{exercise.stage}.py"
-        return textwrap.indent(path.read_text(encoding="utf-8").strip("\n") + "\n", "    ") if path.is_file() else None
+        # the file holds the body indented as in a function; dedented first, or it would be indented twice
+        return textwrap.indent(textwrap.dedent(path.read_text(encoding="utf-8")).strip("\n") + "\n", "    ") if path.is_file() else None
     region = next(r for r in exercises.stage_regions(exercise.stage) if r.number == exercise.number)
     lines = grading.reference_files(exercise.stage)[region.file].splitlines(keepends=True)
     return "".join(lines[region.start:region.end - 1])
@@ -298,17 +347,23 @@ def all_mutants(exercise: grading.Exercise, body: str) -> list[Mutant]:
 
 
 def full_marks_on(exercise: grading.Exercise, text: str, seeds, options: grading.Options) -> int | None:
-    """The first seed on which this body of the exercise gets full marks, or None. The cases of every seed
-    run in one child (a child costs more than its cases) and are judged seed by seed, as a grading would."""
+    """The first seed on which this body of the exercise gets full marks, or None."""
+    found = seeds_of_full_marks(exercise, text, seeds, options)
+    return found[0] if found else None
+
+
+def seeds_of_full_marks(exercise: grading.Exercise, text: str, seeds, options: grading.Options) -> list[int]:
+    """The seeds on which this body of the exercise gets full marks. The cases of every seed run in one
+    child (a child costs more than its cases) and are judged seed by seed, as a grading would."""
     body = grading.Body(exercise.number, exercise.file, 1, text, False)
     readies = {seed: grading.prepare_exercise(exercise, body, seed, options) for seed in seeds}
     if any(ready.result is not None for ready in readies.values()):
-        return None  # refused before running (the region check): never full marks
+        return []  # refused before running (the region check): never full marks
     probes = grading.grading_probes.probes_for(exercise.stage, exercise.number, options.extra_tests)
     jobs = [{"exercise": exercise.number, "probe": index, "params": case.params}
             for ready in readies.values() for index, case in ready.drawn]
     run = grading.run_child(exercise.stage, readies[seeds[0]].files, probes[0].module, jobs, options)
-    offset = 0
+    offset, full = 0, []
     for seed, ready in readies.items():
         wants = grading.reference_observations(exercise.stage, exercise.number, seed, options) \
             if grading._judged_by_reference(exercise.stage, exercise.number, options) else {}
@@ -321,25 +376,31 @@ def full_marks_on(exercise: grading.Exercise, text: str, seeds, options: grading
                 passed = False
         offset += len(ready.drawn)
         if passed and ready.drawn and not run.import_error:
-            return seed
-    return None
+            full.append(seed)
+    return full
 
 
 def audit_exercise(exercise: grading.Exercise, options: grading.Options, seeds=SEEDS, sample: int = 0,
-                   jobs: int = 0) -> Audit:
+                   jobs: int = 0, only_written: bool = False) -> Audit:
     """Grade the exercise's mutants on ``seeds``; ``sample``: only the hand-written ones and every
-    ``sample``-th generated one (a quick check; the command audits all)."""
+    ``sample``-th generated one (a quick check; the command audits all); ``only_written``: the hand-written
+    ones alone."""
     audit = Audit(exercise)
     body = reference_body(exercise)
     if body is None:
         audit.skipped = "no reference solution in this checkout"
         return audit
-    if full_marks_on(exercise, textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n",
-                                               exercises._indentation(body.splitlines()[0])), seeds[:1], options) is None:
-        audit.skipped = "the reference, rewritten from its syntax tree, does not get full marks: the audit would mean nothing"
+    rewritten = "" if only_written else textwrap.indent(ast.unparse(ast.parse(textwrap.dedent(body))) + "\n", exercises._indentation(body.splitlines()[0]))
+    # (the check of the hand-written ones alone leaves this to the full audit, which makes it once)
+    short = [seed for seed in seeds if seed not in seeds_of_full_marks(exercise, rewritten, seeds, options)] if rewritten else []
+    if short:  # on every seed: a case the reference fails would kill mutants for the wrong reason
+        audit.skipped = (f"the reference, rewritten from its syntax tree, does not get full marks on seed {short[0]}: "
+                         "the audit would mean nothing")
         return audit
     found = all_mutants(exercise, body)
-    if sample:
+    if only_written:
+        found = [m for m in found if m.what.startswith("wrong on purpose")]
+    elif sample:
         found = [m for m in found if m.what.startswith("wrong on purpose")] + \
                 [m for m in found if not m.what.startswith("wrong on purpose")][::sample]
     listed = EQUIVALENT.get((exercise.stage, exercise.number), {})
