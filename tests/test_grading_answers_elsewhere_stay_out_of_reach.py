@@ -59,7 +59,7 @@ EXERCISES = {
         except Exception as error:
             return re.findall(r"toolu_[A-Za-z0-9]+", str(error))
         return []"""),
-    ("s06", 3): ("course.sandbox.paths", "inside", """
+    ("s06", 3): ("course.sandbox.on_disk", "inside", """
         folder, path = Path(posixpath.normpath(folder)), Path(posixpath.normpath(path))
         return path == folder or bool(found(folder, [path]))"""),
 }

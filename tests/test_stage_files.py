@@ -18,10 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = sorted(path.parent.name for path in ROOT.glob("s[0-9][0-9]/agent.py"))
 # Upper bounds on each agent.py, in lines: room to read it in a sitting, not goals to fill. s06 is s05
-# plus its chapter (three tools that can do harm in the table, the gate in call_tool and run); its decision
-# is in s06/permissions.py, what the file tools do in s06/tools.py (not the chapter's code), what makes
-# the decision trustworthy in the support package.
-MOST_LINES = {"s00": 220, "s01": 230, "s02": 340, "s03": 430, "s04": 600, "s05": 700, "s06": 700}
+# plus its chapter (three tools that can do harm in the table, the gate in call_tool and run, an approved
+# command's changes reviewed after it ran); its decision is in s06/permissions.py, what the file tools do
+# in s06/tools.py (not the chapter's code), what makes the decision trustworthy in the support package.
+MOST_LINES = {"s00": 220, "s01": 230, "s02": 340, "s03": 430, "s04": 600, "s05": 700, "s06": 710}
 MOST_CHANGED_LINES = 220  # between two consecutive agent.py files, removed and added lines counted
 # Where a finding came from belongs in a commit message; the source articles are named by their titles.
 HISTORY = re.compile(r"red[ -]team|\bround \d|found by the (differential|property)|\bseed (article|\d{3})|\bissue \d+\b",

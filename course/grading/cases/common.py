@@ -47,7 +47,7 @@ ANSWERS_ELSEWHERE: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {
     ("s02", 4): (("course.runtime.transcript", "Loaded"),),  # Loaded(...).history() rebuilds the history from the lines
     ("s05", 1): (("course.offline.context_management", "clear_tool_uses"),),  # masks old results, keep and at least
     ("s05", 3): (("course.offline.validation", "validate_request"),),  # names a broken pair
-    ("s06", 3): (("course.sandbox.paths", "inside"),),  # what lies beneath a folder
+    ("s06", 3): (("course.sandbox.on_disk", "inside"),),  # what lies beneath a folder
 }
 
 
