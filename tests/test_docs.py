@@ -468,8 +468,8 @@ def test_the_error_chapter_shows_text_calls_recovered_and_missed(site):
 
 
 def test_the_pruning_chapter_shows_the_benchmark_it_ran(site):
-    raw = (site / "s05-pruning" / "index.html").read_text(encoding="utf-8")
-    assert 'src="data:image/svg+xml;base64,' in raw  # the plot, drawn at build time
+    raw = (site / "s05-bench" / "index.html").read_text(encoding="utf-8")
+    assert 'src="data:image/svg+xml;base64,' in raw  # the plot, drawn at build time, on the depth page
     rows = {row[0]: row for row in table_with(site, "s05-pruning", "run")[1:]}
     assert list(rows) == ["s03", "s04", "s04+cache", "s04+clearing", "s04+compaction", "s05-every-turn", "s05"]
     assert rows["s05"][1] == "yes"
