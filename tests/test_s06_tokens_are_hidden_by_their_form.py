@@ -27,6 +27,15 @@ FAMILIES = {
     "an Anthropic key": "sk-ant-" + "api03-Qw3Er5Ty7Ui9Op1As2Df4Gh6",
     "an OpenAI key": "sk-proj-" + "Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8",
     "a JSON Web Token": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiI0MiJ9." + "Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc",
+    "a Stripe key": "sk_live_" + "51Hq8Zx3Er5Ty7Ui9Op1As2Df4",
+    "a GitLab token": "glpat-" + "Zx8Qw3Er5Ty7Ui9Op1As",
+    "a Hugging Face token": "hf_" + "Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8L",
+    "an npm token": "npm_" + "Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc2",
+    "a Google API key": "AIza" + "SyZx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0",
+    "a SendGrid key": "SG." + "Zx8Qw3Er5Ty7Ui9Op1As2D" + "." + "Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Q",
+    "a bearer token": "Bearer " + "7hG9kLmN2pQ4rS6tU8vW0xY2zA4bC6dE",
+    "a .netrc password": "login bob password " + "9f8e7d6c5b4a3210",
+    "a key without its armour": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC" + "7Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc",
 }
 ASSIGNED = {  # a value with no prefix of its own, found by the name it is assigned to
     "dotenv": ("AWS_SECRET_ACCESS_KEY=", "wJa1rXUtnFEMIK7MDENGbPxRfiCY9xq2"),
@@ -86,7 +95,10 @@ def test_a_read_that_starts_inside_a_token_or_after_its_name_shows_no_rest_of_it
     text = "\n".join(lines) + "\n"
     (world / "handover.txt").write_text(text, encoding="utf-8")
     secrets = [value for _, value in ASSIGNED.values()] + list(FAMILIES.values())
-    offsets = sorted({text.index(secret) + cut for secret in secrets for cut in (0, 1, 2)})
+    # A value assigned to a secret name is read from its first character (its name is cut off); a token from
+    # its second (its prefix is cut). One read each: the run's turns are limited.
+    offsets = sorted({text.index(value) for _, value in ASSIGNED.values()}
+                     | {text.index(token) + 1 for token in FAMILIES.values()})
     results, requests = play(world, [("read_file", {"path": "handover.txt", "offset": offset}) for offset in offsets])
     assert not [result for result in results if result["is_error"]], results
     sent = json.dumps(requests, ensure_ascii=False)

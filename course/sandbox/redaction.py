@@ -160,6 +160,29 @@ TOKEN_FAMILIES = {
     "an API key": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}",
     # A JSON Web Token: three base64url parts, the first two JSON objects, so "eyJ" (RFC 7519 section 3).
     "a JSON Web Token": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    # Stripe's secret and restricted keys, live and test (https://docs.stripe.com/keys).
+    "a Stripe key": r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,255}",
+    # GitLab's personal access tokens (https://gitlab.com/gitlab-org/gitlab/-/issues/342327).
+    # Misses: an instance that set a prefix of its own.
+    "a GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,255}",
+    # Hugging Face's user access tokens, hf_ and 30 or more letters and digits
+    # (https://huggingface.co/docs/hub/security-tokens).
+    "a Hugging Face token": r"\bhf_[A-Za-z0-9]{30,255}",
+    # npm's access tokens since 2021: npm_ and 36 letters and digits (GitHub's announcement of the format).
+    "an npm token": r"\bnpm_[A-Za-z0-9]{36}\b",
+    # Google's API keys: AIza and 35 more characters, as the Cloud console issues them.
+    "a Google API key": r"\bAIza[0-9A-Za-z_-]{35}\b",
+    # SendGrid's API keys: SG., a 22-character id, a dot, a 43-character secret.
+    "a SendGrid key": r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
+    # A bearer token as HTTP sends it (RFC 6750 section 2.1: "Bearer" and a b64token).
+    # Misses: a token in a header of another name (found by its assignment, if the name says secret).
+    "a bearer token": r"\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*",
+    # A password in a .netrc (the login, then the password; or a line of its own), which uses no ":" or "=".
+    "a .netrc password": r"\blogin\s+\S+\s+password\s+\S+|(?m:^[ \t]*password[ \t]+\S+[ \t]*$)",
+    # A private key's DER body in base64 with its armour taken off: a DER sequence of 256 bytes or more
+    # begins "MII" in base64. Misses: a key shorter than that (none a current tool makes). A certificate
+    # has the same form: it is hidden too, which costs the model nothing it needs.
+    "a key without its armour": r"\bMII[A-Za-z0-9+/]{60,}={0,2}",
 }
 TOKEN = re.compile("|".join(f"(?:{form})" for form in TOKEN_FAMILIES.values()))
 TOKEN_INSTEAD = "[a token was here: not shown, the rules keep credentials out of the history]"
@@ -169,7 +192,7 @@ TOKEN_INSTEAD = "[a token was here: not shown, the rules keep credentials out of
 # say so (DB_URL=postgres://user:pass@host).
 SECRET_ASSIGNMENT = re.compile(
     r"""(?P<name>["']?[A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH)[A-Za-z0-9_]*["']?"""
-    r"""\s*[:=]\s*["']?)(?P<value>[^\s"',;#]{12,512})""", re.I)
+    r"""\s*[:=]\s*["']?)(?P<value>[^\s"',;#]{12,})""", re.I)
 MOST_LIKELY_WORDS = 3.0  # bits per character: English words sit below, a random token of 12 or more above
 # --8<-- [end:token-families]
 
